@@ -1,0 +1,36 @@
+/**
+ * Every permission a token can carry: the spec's names plus the ones design.md adds. A token lists
+ * them one by one; there is no wildcard (the token CLI's `all` expands to this whole list).
+ */
+export const Permissions = [
+  'productsRead',
+  'productsWrite',
+  'availabilitiesRead',
+  'availabilitiesWrite',
+  'pricingRead',
+  'pricingWrite',
+  'pricingCategoriesRead',
+  'pricingCategoriesWrite',
+  'checkoutRead',
+  'supervisor',
+  'setPaymentState',
+  'updatePricingCheckoutProcess',
+  'shopsRead',
+  'shopsWrite',
+  'ordersRead',
+  'closingsRead',
+  'closingsWrite',
+  'couponsRead',
+  'couponsWrite',
+  'promotionsRead',
+  'promotionsWrite',
+  'projectsWrite',
+] as const;
+
+export type Permission = (typeof Permissions)[number];
+
+const known: ReadonlySet<string> = new Set(Permissions);
+
+export function isPermission(name: string): name is Permission {
+  return known.has(name);
+}

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+/**
+ * The whole configuration, parsed once at start from the environment.
+ * Every option states its default here; the README's configuration table mirrors this file.
+ */
+
+// Compose files and shells often pass `FOO=` for "unset": an empty value counts as absent.
+const variable = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
+
+const Environment = z
+  .object({
+    NODE_ENV: variable(z.enum(['development', 'test', 'production']).default('development')),
+    ROLE: variable(z.enum(['all', 'edge', 'workers']).default('all')),
+    HOST: variable(z.string().default('127.0.0.1')),
+    PORT: variable(z.coerce.number().int().min(0).max(65535).default(8080)),
+    TLS_CERT_FILE: variable(z.string().optional()),
+    TLS_KEY_FILE: variable(z.string().optional()),
+    DATABASE_URL: variable(z.string().optional()),
+    DATABASE_POOL_MAX: variable(z.coerce.number().int().min(1).max(200).default(10)),
+    NATS_URL: variable(z.string().optional()),
+    NATS_SERVER_BIN: variable(z.string().optional()),
+    DATA_DIR: variable(z.string().default('./data')),
+    JWT_SECRET: variable(z.string().min(32, 'must be at least 32 characters').optional()),
+    JWKS_URL: variable(z.url().optional()),
+    JWT_ISSUER: variable(z.string().default('checkout-platform')),
+    JWT_AUDIENCE: variable(z.string().default('checkout-platform')),
+    LOG_LEVEL: variable(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+    REQUEST_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(5000)),
+  })
+  .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
+    message: 'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
+  })
+  .refine((env) => env.ROLE === 'all' || Boolean(env.NATS_URL), {
+    message: 'NATS_URL is required when ROLE is edge or workers (processes must share one NATS)',
+  })
+  .refine((env) => env.ROLE !== 'workers' || Boolean(env.DATABASE_URL), {
+    message: 'DATABASE_URL is required when ROLE is workers (processes must share one database)',
+  });
+
+const Configuration = Environment.transform((env) => ({
+  env: env.NODE_ENV,
+  role: env.ROLE,
+  http: {
+    host: env.HOST,
+    port: env.PORT,
+    tls: env.TLS_CERT_FILE && env.TLS_KEY_FILE ? { certFile: env.TLS_CERT_FILE, keyFile: env.TLS_KEY_FILE } : undefined,
+  },
+  database: { url: env.DATABASE_URL, poolMax: env.DATABASE_POOL_MAX },
+  nats: { url: env.NATS_URL, serverBin: env.NATS_SERVER_BIN },
+  dataDir: env.DATA_DIR,
+  auth: { jwtSecret: env.JWT_SECRET, jwksUrl: env.JWKS_URL, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE },
+  logLevel: env.LOG_LEVEL,
+  requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+}));
+
+export type Config = z.output<typeof Configuration>;
+export type Role = Config['role'];
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const parsed = Configuration.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message));
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  return parsed.data;
+}

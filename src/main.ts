@@ -1,0 +1,60 @@
+import { ConfigError, loadConfig } from './config.js';
+import { MissingNatsServerError } from './infra/nats.js';
+import { createLogger } from './logger.js';
+import { startService } from './service.js';
+
+/**
+ * `npm start`: the edge and every worker pool in one process, or one side of them with ROLE=edge /
+ * ROLE=workers (also `--role <role>`), so that operators can scale each side on its own.
+ */
+function roleFromArgs(argv: string[]): string | undefined {
+  const i = argv.indexOf('--role');
+  if (i >= 0) return argv[i + 1];
+  return argv.find((a) => a.startsWith('--role='))?.slice('--role='.length);
+}
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig({ ...process.env, ...(roleFromArgs(process.argv) ? { ROLE: roleFromArgs(process.argv) } : {}) });
+  } catch (err) {
+    if (err instanceof ConfigError) return fail(err.message);
+    throw err;
+  }
+  const log = createLogger({ level: config.logLevel });
+
+  let service;
+  try {
+    service = await startService(config, log);
+  } catch (err) {
+    if (err instanceof MissingNatsServerError || err instanceof ConfigError) return fail(err.message);
+    log.fatal({ err }, 'start failed');
+    process.exit(1);
+  }
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    service.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
+
+function fail(message: string): void {
+  process.stderr.write(`checkout-platform: ${message}\n`);
+  process.exit(1);
+}
+
+await main();

@@ -1,0 +1,95 @@
+import { headers, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import { ErrorHeaders, type Endpoint, type ParsedRequestOf, type ReplyOf } from '../../subjects/contract.js';
+import { AppError, isAppError } from '../errors.js';
+
+/**
+ * The worker side of the message path. Each endpoint is served on its subject in its domain's queue
+ * group; every message is parsed with the endpoint's request schema (a worker never trusts a cast),
+ * the handler runs, and the result or the error goes back to the requester.
+ */
+export type Handler<E extends Endpoint> = (request: ParsedRequestOf<E>) => Promise<ReplyOf<E>>;
+
+export interface Route {
+  readonly endpoint: Endpoint;
+  readonly handler: (request: unknown) => Promise<unknown>;
+}
+
+/** Pairs an endpoint with its handler; the types make the handler take and return the contract's shapes. */
+export function route<E extends Endpoint>(endpoint: E, handler: Handler<E>): Route {
+  return { endpoint, handler: handler as Route['handler'] };
+}
+
+export interface EndpointServer {
+  /** Stops taking messages, then waits for the handlers that are running. */
+  stop(): Promise<void>;
+}
+
+export function serveEndpoints(deps: { nc: NatsConnection; log: Logger }, routes: readonly Route[]): EndpointServer {
+  const { nc, log } = deps;
+  const running = new Set<Promise<void>>();
+
+  const subscriptions: Subscription[] = routes.map((r) =>
+    nc.subscribe(r.endpoint.subject, {
+      queue: r.endpoint.queue,
+      callback: (err, msg) => {
+        if (err) {
+          log.error({ err, subject: r.endpoint.subject }, 'subscription failed');
+          return;
+        }
+        const work = answer(r, msg, log).finally(() => running.delete(work));
+        running.add(work);
+      },
+    }),
+  );
+
+  return {
+    async stop() {
+      await Promise.allSettled(subscriptions.map((s) => s.drain()));
+      await Promise.allSettled([...running]);
+    },
+  };
+}
+
+async function answer(r: Route, msg: Msg, log: Logger): Promise<void> {
+  const subject = r.endpoint.subject;
+  if (!msg.reply) {
+    log.warn({ subject }, 'request without a reply subject dropped');
+    return;
+  }
+  let payload: string;
+  let failure: AppError | undefined;
+  try {
+    const result = await r.handler(parseRequest(r.endpoint, msg));
+    payload = JSON.stringify(result ?? null);
+  } catch (err) {
+    failure = isAppError(err) ? err : AppError.internal({ cause: err });
+    if (failure.status >= 500) log.error({ err, subject }, 'request handler failed');
+    payload = JSON.stringify(failure.body());
+  }
+  try {
+    if (failure) {
+      const h = headers();
+      h.set(ErrorHeaders.code, String(failure.status));
+      // Header values cannot hold line breaks; the body keeps the full message.
+      h.set(ErrorHeaders.message, failure.message.replace(/[\r\n]+/g, ' '));
+      msg.respond(payload, { headers: h });
+    } else {
+      msg.respond(payload);
+    }
+  } catch (err) {
+    log.warn({ err, subject }, 'reply could not be sent');
+  }
+}
+
+function parseRequest(endpoint: Endpoint, msg: Msg): unknown {
+  let input: unknown;
+  try {
+    input = msg.json();
+  } catch {
+    throw AppError.badRequest(`request on ${endpoint.subject} is not JSON`);
+  }
+  const parsed = endpoint.request.safeParse(input);
+  if (!parsed.success) throw AppError.validation(parsed.error, 'request');
+  return parsed.data;
+}

@@ -1,0 +1,140 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { startWorkers } from '../actors/index.js';
+import { system } from '../subjects/system.js';
+import { resolveSigningSecret } from './auth/secret.js';
+import { createTokenVerifier } from './auth/tokens.js';
+import type { Config } from './config.js';
+import { buildEdge, type EdgeApp } from './edge/server.js';
+import type { HealthReport } from './edge/routes/health.js';
+import { startEmbeddedPostgres } from './infra/embedded-postgres.js';
+import { loadMigrations, migrate, migrationsDir } from './infra/migrate.js';
+import { connectNats, startNatsServer } from './infra/nats.js';
+import { connectPostgres } from './infra/postgres.js';
+import { projectRoot } from './infra/project-root.js';
+import type { Logger } from './logger.js';
+import { createServiceClient, type ServiceClient } from './messaging/client.js';
+
+/**
+ * Builds the running service for a role: the HTTP edge, the worker pools, or both. `npm start`,
+ * the tests and the benchmarks all start the service through this one function.
+ */
+export interface RunningService {
+  /** The edge's Fastify instance (roles all and edge). Tests use `inject` on it. */
+  edge?: EdgeApp;
+  /** The address the edge listens on, once listening. */
+  url?: string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Listen on config.http (default true). Tests that only inject pass false. */
+  listen?: boolean;
+}
+
+export async function startService(config: Config, log: Logger, options: StartOptions = {}): Promise<RunningService> {
+  // Started parts stop in reverse order, also when a later step of the start fails.
+  const stops: Array<() => Promise<unknown>> = [];
+  const stop = async () => {
+    for (const step of stops.splice(0).reverse()) {
+      await step().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
+    }
+  };
+  try {
+    const natsUrl = config.nats.url ?? (await spawnNats(config, log, stops));
+    const nc = await connectNats({ url: natsUrl, name: `checkout-platform-${config.role}`, log });
+    stops.push(() => nc.drain());
+
+    if (config.role !== 'edge') await startWorkerSide(config, log, nc, stops);
+
+    let edge: EdgeApp | undefined;
+    let url: string | undefined;
+    if (config.role !== 'workers') {
+      edge = await startEdgeSide(config, log, nc);
+      stops.push(() => edge!.close());
+      if (options.listen ?? true) {
+        url = await edge.listen({ host: config.http.host, port: config.http.port });
+        log.info({ url, role: config.role }, 'checkout platform listening');
+      } else {
+        await edge.ready();
+      }
+    }
+    return { edge, url, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function spawnNats(config: Config, log: Logger, stops: Array<() => Promise<unknown>>): Promise<string> {
+  const server = await startNatsServer({ storeDir: path.join(config.dataDir, 'nats'), bin: config.nats.serverBin, log });
+  stops.push(() => server.stop());
+  return server.url;
+}
+
+async function startWorkerSide(config: Config, log: Logger, nc: NatsConnection, stops: Array<() => Promise<unknown>>): Promise<void> {
+  let databaseUrl = config.database.url;
+  if (!databaseUrl) {
+    const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log });
+    stops.push(() => embedded.stop());
+    databaseUrl = embedded.url;
+  }
+  const sql = connectPostgres({ url: databaseUrl, poolMax: config.database.poolMax });
+  stops.push(() => sql.end({ timeout: 5 }));
+  const migrations = await loadMigrations(migrationsDir());
+  await migrate(sql, migrations, log);
+  const workers = startWorkers({ sql, nc, log, migrations });
+  stops.push(() => workers.stop());
+}
+
+async function startEdgeSide(config: Config, log: Logger, nc: NatsConnection): Promise<EdgeApp> {
+  const signing = await resolveSigningSecret(config);
+  if (signing.generated) {
+    log.warn(
+      { file: signing.generated.file },
+      signing.generated.created
+        ? 'JWT_SECRET is unset: generated a secret into the data directory (npm run token signs with it)'
+        : 'JWT_SECRET is unset: using the secret generated earlier in the data directory',
+    );
+  }
+  const verifier = createTokenVerifier({
+    secret: signing.secret,
+    jwksUrl: config.auth.jwksUrl,
+    issuer: config.auth.issuer,
+    audience: config.auth.audience,
+  });
+  const client = createServiceClient({ nc, timeoutMs: config.requestTimeoutMs });
+  return buildEdge({ config, log, client, verifier, health: () => checkHealth(nc, client), version: packageVersion() });
+}
+
+const HealthTimeoutMs = 2000;
+
+async function checkHealth(nc: NatsConnection, client: ServiceClient): Promise<HealthReport> {
+  const natsOk = await withTimeout(nc.rtt(), HealthTimeoutMs).then(
+    () => true,
+    () => false,
+  );
+  const worker = natsOk ? await client.call(system.health, {}, { timeoutMs: HealthTimeoutMs }).catch(() => undefined) : undefined;
+  const checks: HealthReport['checks'] = {
+    nats: natsOk ? 'ok' : 'unavailable',
+    postgres: worker?.postgres ?? 'unknown',
+    migrations: worker ? worker.migrations : 'unknown',
+  };
+  const ok = checks.nats === 'ok' && checks.postgres === 'ok' && checks.migrations === 'ok';
+  return { status: ok ? 'ok' : 'unavailable', checks };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timeout')), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+let version: string | undefined;
+function packageVersion(): string {
+  version ??= (JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+  return version;
+}

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+
+/**
+ * An endpoint of the message path: a request/reply subject `svc.<domain>.<verb>` with the zod
+ * schemas of its request and its reply. The edge sends with it, a worker serves it; both import the
+ * same object, so the two sides cannot disagree on a shape. Workers of one domain share the queue
+ * group named after the domain, so adding a worker process adds capacity and nothing else.
+ */
+export type Subject = `svc.${string}.${string}`;
+
+export interface Endpoint<Request extends z.ZodType = z.ZodType, Reply extends z.ZodType = z.ZodType> {
+  readonly subject: Subject;
+  readonly queue: string;
+  readonly request: Request;
+  readonly reply: Reply;
+}
+
+export type RequestOf<E extends Endpoint> = z.input<E['request']>;
+export type ParsedRequestOf<E extends Endpoint> = z.output<E['request']>;
+export type ReplyOf<E extends Endpoint> = z.output<E['reply']>;
+
+export function endpoint<const S extends Subject, Request extends z.ZodType, Reply extends z.ZodType>(
+  subject: S,
+  request: Request,
+  reply: Reply,
+): Endpoint<Request, Reply> & { readonly subject: S } {
+  const queue = subject.split('.')[1] as string;
+  return { subject, queue, request, reply };
+}
+
+/**
+ * Error replies: the body is the error object and these headers mark it (the convention of the
+ * NATS service framework), so a successful reply is the bare result with nothing to unwrap.
+ */
+export const ErrorHeaders = {
+  code: 'Nats-Service-Error-Code',
+  message: 'Nats-Service-Error',
+} as const;
+
+export const ErrorReply = z.object({
+  type: z.string(),
+  message: z.string(),
+  details: z.array(z.record(z.string(), z.unknown())).optional(),
+});
+export type ErrorReply = z.infer<typeof ErrorReply>;
