@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from './config.js';
+import { EmbeddedPostgresError } from './infra/embedded-postgres.js';
 import { MissingNatsServerError } from './infra/nats.js';
 import { createLogger } from './logger.js';
 import { startService } from './service.js';
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
   try {
     service = await startService(config, log);
   } catch (err) {
-    if (err instanceof MissingNatsServerError || err instanceof ConfigError) return fail(err.message);
+    if (err instanceof MissingNatsServerError || err instanceof EmbeddedPostgresError || err instanceof ConfigError) return fail(err.message);
     log.fatal({ err }, 'start failed');
     process.exit(1);
   }

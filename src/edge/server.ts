@@ -48,7 +48,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
     // One line per request from the onResponse hook below instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: 'x-request-id',
-    routerOptions: { ignoreTrailingSlash: true },
+    // Ids in paths are validated by the routes' schemas; the router only must not cut them short.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     ...(tls ? { https: { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } } : {}),
   }) as unknown as EdgeApp;
 

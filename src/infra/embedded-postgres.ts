@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import postgres from 'postgres';
 import type { Logger } from '../logger.js';
@@ -23,6 +23,8 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
   const clusterDir = path.join(root, 'postgres');
   await mkdir(root, { recursive: true });
   const password = await loadOrCreatePassword(path.join(root, 'postgres.password'));
+  const runAsPostgresUser = process.getuid?.() === 0;
+  if (runAsPostgresUser) await assertReachableByOthers(clusterDir);
   const port = await freePort();
 
   if (await stopLeftoverServer(path.join(clusterDir, 'postmaster.pid'), clusterDir)) {
@@ -36,7 +38,7 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
     password,
     persistent: true,
     // initdb and postgres refuse to run as root: the library then runs them as a `postgres` user.
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: runAsPostgresUser,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-k', ''],
     onLog: (message) => log.debug({ postgres: String(message).trim() }, 'embedded postgres'),
     onError: (error) => log.error({ err: error }, 'embedded postgres'),
@@ -72,6 +74,25 @@ async function loadEmbeddedPostgres() {
     }
   }
   return EmbeddedPostgres;
+}
+
+export class EmbeddedPostgresError extends Error {
+  override name = 'EmbeddedPostgresError';
+}
+
+/**
+ * As root, Postgres runs as the `postgres` user, which must be able to enter every folder above its
+ * cluster. Say so plainly instead of letting initdb fail with "permission denied".
+ */
+async function assertReachableByOthers(clusterDir: string): Promise<void> {
+  for (let dir = path.dirname(clusterDir); ; dir = path.dirname(dir)) {
+    if (((await stat(dir)).mode & 0o001) === 0) {
+      throw new EmbeddedPostgresError(
+        `embedded Postgres runs as the postgres user, which cannot enter ${dir}: allow it (chmod o+x ${dir}), choose another DATA_DIR, or set DATABASE_URL`,
+      );
+    }
+    if (dir === path.dirname(dir)) return;
+  }
 }
 
 async function loadOrCreatePassword(file: string): Promise<string> {

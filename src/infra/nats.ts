@@ -38,7 +38,13 @@ export interface SpawnedNatsServer {
  * The default when NATS_URL is unset: a nats-server child with JetStream, its store under the data
  * directory, on a free loopback port.
  */
-export async function startNatsServer(options: { storeDir: string; bin?: string; log: Logger }): Promise<SpawnedNatsServer> {
+export async function startNatsServer(options: {
+  storeDir: string;
+  bin?: string;
+  log: Logger;
+  /** Serve nats-server's HTTP monitoring (/connz, /jsz) on this loopback port. Default: off. */
+  monitorPort?: number;
+}): Promise<SpawnedNatsServer> {
   const bin = options.bin ?? (await findExecutable('nats-server'));
   if (!bin) {
     throw new MissingNatsServerError(
@@ -51,7 +57,8 @@ export async function startNatsServer(options: { storeDir: string; bin?: string;
   if (await stopLeftoverServer(pidFile, storeDir)) options.log.warn({ storeDir }, 'stopped a nats-server left running by an earlier start');
 
   const port = await freePort();
-  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, '-P', pidFile], {
+  const monitoring = options.monitorPort ? ['-m', String(options.monitorPort)] : [];
+  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, '-P', pidFile, ...monitoring], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let output = '';

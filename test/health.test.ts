@@ -1,0 +1,24 @@
+import t from 'tap';
+import { startTestService } from './support/service.js';
+
+t.test('is 200 when NATS and Postgres answer and every migration is applied', async (t) => {
+  const svc = await startTestService(t);
+  const res = await svc.request('GET', '/health');
+  t.equal(res.status, 200);
+  t.same(res.body, { status: 'ok', checks: { nats: 'ok', postgres: 'ok', migrations: 'ok' } });
+});
+
+t.test('is 503 when a migration is missing from the database', async (t) => {
+  const svc = await startTestService(t);
+  await svc.sql`delete from schema_migrations where id = (select max(id) from schema_migrations)`;
+  const res = await svc.request('GET', '/health');
+  t.equal(res.status, 503);
+  t.same(res.body, { status: 'unavailable', checks: { nats: 'ok', postgres: 'ok', migrations: 'pending' } });
+});
+
+t.test('is 503 when no worker can check Postgres', async (t) => {
+  const svc = await startTestService(t, { env: { ROLE: 'edge' } });
+  const res = await svc.request('GET', '/health');
+  t.equal(res.status, 503);
+  t.same(res.body, { status: 'unavailable', checks: { nats: 'ok', postgres: 'unknown', migrations: 'unknown' } });
+});

@@ -1,0 +1,83 @@
+import { headers } from '@nats-io/transport-node';
+import t from 'tap';
+import { ErrorHeaders } from '../subjects/contract.js';
+import { shops } from '../subjects/shops.js';
+import { startTestService, TestProject } from './support/service.js';
+
+t.test('a worker answers malformed messages with a typed error reply, never a crash', async (t) => {
+  const svc = await startTestService(t);
+
+  const notJson = await svc.nc.request(shops.get.subject, 'not json', { timeout: 2000 });
+  t.equal(notJson.headers?.get(ErrorHeaders.code), '400');
+  t.match(notJson.json(), { type: 'bad_request' });
+
+  const wrongShape = await svc.nc.request(shops.get.subject, JSON.stringify({ project: TestProject }), { timeout: 2000 });
+  t.equal(wrongShape.headers?.get(ErrorHeaders.code), '400');
+  t.match(wrongShape.json(), { type: 'bad_request', details: [{ path: 'id' }] });
+
+  const h = headers();
+  h.set('x-anything', 'ignored');
+  const good = await svc.nc.request(shops.get.subject, JSON.stringify({ project: TestProject, id: 'nope' }), { timeout: 2000, headers: h });
+  t.equal(good.headers?.get(ErrorHeaders.code), '404', 'a worker error crosses with its status');
+  t.same(good.json(), { type: 'not_found', message: 'no shop with id nope' });
+
+  // The worker is still serving.
+  const token = await svc.token(['shopsRead']);
+  t.equal((await svc.request('GET', `/${TestProject}/shops`, { token })).status, 200);
+});
+
+t.test('answers 503 service_unavailable at once when no worker runs', async (t) => {
+  const svc = await startTestService(t, { env: { ROLE: 'edge' } });
+  const token = await svc.token(['shopsRead']);
+  const started = Date.now();
+  const res = await svc.request('GET', `/${TestProject}/shops`, { token });
+  t.equal(res.status, 503);
+  t.same(res.body, { type: 'service_unavailable', message: 'no worker is available to handle this request' });
+  t.ok(Date.now() - started < 1000, 'NATS reports "no responders" instead of a wait for the timeout');
+});
+
+t.test('answers 503 service_unavailable when the worker does not answer in time', async (t) => {
+  const svc = await startTestService(t, { env: { ROLE: 'edge', REQUEST_TIMEOUT_MS: '300' } });
+  // A worker that takes the request and never answers.
+  const stuck = svc.nc.subscribe(shops.list.subject, { queue: shops.list.queue, callback: () => {} });
+  t.teardown(() => stuck.unsubscribe());
+  await svc.nc.flush();
+  const token = await svc.token(['shopsRead']);
+  const res = await svc.request('GET', `/${TestProject}/shops`, { token });
+  t.equal(res.status, 503);
+  t.same(res.body, { type: 'service_unavailable', message: 'the service did not answer in time' });
+});
+
+t.test('answers 500 when a reply breaks its contract, without showing it', async (t) => {
+  const svc = await startTestService(t, { env: { ROLE: 'edge' } });
+  const liar = svc.nc.subscribe(shops.get.subject, {
+    queue: shops.get.queue,
+    callback: (_err, msg) => {
+      msg.respond(JSON.stringify({ id: 'x', secret: 'internal detail' }));
+    },
+  });
+  t.teardown(() => liar.unsubscribe());
+  await svc.nc.flush();
+  const token = await svc.token(['shopsRead']);
+  const res = await svc.request('GET', `/${TestProject}/shops/x`, { token });
+  t.equal(res.status, 500);
+  t.same(res.body, { type: 'internal_error', message: 'internal server error' });
+});
+
+t.test('spreads requests over the workers of a queue group', async (t) => {
+  const svc = await startTestService(t);
+  const counted: string[] = [];
+  // A second worker of the shops domain beside the service's own.
+  const second = svc.nc.subscribe(shops.list.subject, {
+    queue: shops.list.queue,
+    callback: (_err, msg) => {
+      counted.push(msg.subject);
+      msg.respond('[]');
+    },
+  });
+  t.teardown(() => second.unsubscribe());
+  await svc.nc.flush();
+  const token = await svc.token(['shopsRead']);
+  for (let i = 0; i < 40; i++) t.equal((await svc.request('GET', `/${TestProject}/shops`, { token })).status, 200);
+  t.ok(counted.length > 0 && counted.length < 40, `both workers served (${counted.length} of 40 by the second)`);
+});

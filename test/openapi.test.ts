@@ -1,0 +1,70 @@
+import t from 'tap';
+import { Permissions } from '../src/auth/permissions.js';
+import { startTestService } from './support/service.js';
+
+const svc = await startTestService(t);
+
+interface Operation {
+  summary?: string;
+  description?: string;
+  security?: unknown[];
+  'x-permissions'?: string[];
+  responses?: Record<string, unknown>;
+}
+const doc = (await svc.request('GET', '/openapi.json')).body as { openapi: string; paths: Record<string, Record<string, Operation>> };
+const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
+
+t.test('serves an OpenAPI 3.1 document generated from the zod schemas', async (t) => {
+  t.equal(doc.openapi, '3.1.0');
+  const shopBody = doc.paths['/{project}/shops']?.post as { requestBody?: { content: Record<string, { schema: { properties: object; required: string[] } }> } };
+  const schema = shopBody.requestBody?.content['application/json']?.schema;
+  t.ok(schema, 'the create-shop body is described');
+  t.match(Object.keys(schema?.properties ?? {}), ['id', 'externalId', 'name', 'email']);
+  t.same(schema?.required, ['name']);
+});
+
+t.test('names the permission of every project operation', async (t) => {
+  const projectOps = operations.filter((o) => o.path.startsWith('/{project}'));
+  t.ok(projectOps.length >= 8);
+  for (const { path, method, op } of projectOps) {
+    const permissions = op['x-permissions'];
+    t.ok(Array.isArray(permissions), `${method} ${path} lists its permissions`);
+    t.ok(permissions?.every((p) => (Permissions as readonly string[]).includes(p)), `${method} ${path} names known permissions`);
+    t.same(op.security, [{ bearerAuth: [] }], `${method} ${path} needs a bearer token`);
+    t.match(op.description, /Permission: |Any valid token/);
+  }
+  const permissionOf = (method: string, path: string) => doc.paths[path]?.[method]?.['x-permissions'];
+  t.same(permissionOf('get', '/{project}/shops'), ['shopsRead']);
+  t.same(permissionOf('delete', '/{project}/shops/{id}'), ['shopsWrite']);
+  t.same(permissionOf('put', '/{project}/settings'), ['projectsWrite']);
+});
+
+t.test('lists every route the edge serves', async (t) => {
+  const documented = new Set(operations.map((o) => `${o.method.toUpperCase()} ${o.path.replace(/\{(\w+)\}/g, ':$1')}`));
+  const served = servedRoutes(svc.service.edge!.printRoutes({ commonPrefix: false }))
+    .filter((r) => !r.includes(' /docs') && !r.startsWith('HEAD ') && r !== 'GET /openapi.json');
+  t.ok(served.length >= 9, served.join('\n'));
+  for (const route of served) t.ok(documented.has(route), `${route} is documented`);
+});
+
+/** Turns Fastify's route tree ("├── /:id (GET, PUT)", indented per level) into "METHOD /path" lines. */
+function servedRoutes(tree: string): string[] {
+  const prefixes: string[] = [];
+  const routes: string[] = [];
+  for (const line of tree.split('\n')) {
+    const match = /^([│ ]*)[├└]── (\S+) \(([^)]+)\)/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] ?? '').length / 4;
+    prefixes.length = depth;
+    const path = `${prefixes.join('')}${match[2]}`;
+    prefixes.push(match[2] ?? '');
+    for (const method of (match[3] ?? '').split(', ')) routes.push(`${method} ${path}`);
+  }
+  return routes;
+}
+
+t.test('serves the documentation UI at /docs', async (t) => {
+  const res = await fetch(`${svc.url}/docs/`);
+  t.equal(res.status, 200);
+  t.match(await res.text(), /swagger/i);
+});

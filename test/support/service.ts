@@ -1,0 +1,119 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout } from 'node:timers/promises';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import postgres from 'postgres';
+import type { Test } from 'tap';
+import type { Permission } from '../../src/auth/permissions.js';
+import { signToken } from '../../src/auth/tokens.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { freePort } from '../../src/infra/processes.js';
+import { startNatsServer } from '../../src/infra/nats.js';
+import { createLogger } from '../../src/logger.js';
+import { startService, type RunningService } from '../../src/service.js';
+import { createTestDatabase } from './database.js';
+import { createHttpClient, type HttpClient } from './http.js';
+
+export const TestSecret = 'test-secret-that-is-long-enough-for-hs256-0123456789';
+export const TestProject = 'acme-test01';
+
+export interface TestService extends HttpClient {
+  service: RunningService;
+  config: Config;
+  /** A connection to the file's own database, for asserting what was (not) stored. */
+  sql: postgres.Sql;
+  /** A connection to the file's own nats-server, for subscribing like an integrator would. */
+  nc: NatsConnection;
+  natsUrl: string;
+  databaseUrl: string;
+  token(permissions: readonly Permission[], options?: { project?: string; ttl?: string; sub?: string }): Promise<string>;
+}
+
+export interface TestServiceOptions {
+  /** Environment on top of the test defaults (ROLE, REQUEST_TIMEOUT_MS, ...). */
+  env?: Record<string, string>;
+}
+
+export interface TestInfrastructure {
+  databaseUrl: string;
+  natsUrl: string;
+  dataDir: string;
+}
+
+/**
+ * The file's own database (cloned from the migrated template), nats-server (JetStream store in a
+ * temp dir) and data directory. Teardown fails the test if a database or NATS connection is still
+ * open once everything that used them has stopped (register those stops after calling this).
+ */
+export async function provisionInfrastructure(t: Test): Promise<TestInfrastructure> {
+  const log = createLogger({ level: 'silent' });
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'cp-test-'));
+  const database = await createTestDatabase();
+  const monitorPort = await freePort();
+  const nats = await startNatsServer({ storeDir: path.join(dataDir, 'nats'), log, monitorPort });
+  t.teardown(async () => {
+    const leaked = await openNatsConnections(monitorPort);
+    await nats.stop();
+    await database.drop();
+    await rm(dataDir, { recursive: true, force: true });
+    if (leaked > 0) throw new Error(`${leaked} NATS connection(s) were still open after the service stopped`);
+  });
+  return { databaseUrl: database.url, natsUrl: nats.url, dataDir };
+}
+
+/**
+ * The service as production builds it (startService), on the file's own infrastructure, listening
+ * on a free port.
+ */
+export async function startTestService(t: Test, options: TestServiceOptions = {}): Promise<TestService> {
+  const infra = await provisionInfrastructure(t);
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: infra.databaseUrl,
+    DATABASE_POOL_MAX: '4',
+    NATS_URL: infra.natsUrl,
+    JWT_SECRET: TestSecret,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: infra.dataDir,
+    LOG_LEVEL: 'silent',
+    ...options.env,
+  });
+  const service = await startService(config, createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
+  const sql = postgres(infra.databaseUrl, { max: 2, onnotice: () => {} });
+  const nc = await connect({ servers: infra.natsUrl });
+  // tap runs teardowns last-registered first: this runs before the infrastructure's leak check.
+  t.teardown(async () => {
+    await service.stop();
+    await sql.end();
+    await nc.close();
+  });
+
+  return {
+    ...createHttpClient(service.url ?? ''),
+    service,
+    config,
+    sql,
+    nc,
+    natsUrl: infra.natsUrl,
+    databaseUrl: infra.databaseUrl,
+    token: (permissions, tokenOptions = {}) =>
+      signToken(
+        { project: tokenOptions.project ?? TestProject, permissions, ttl: tokenOptions.ttl, sub: tokenOptions.sub },
+        { secret: TestSecret, issuer: config.auth.issuer, audience: config.auth.audience },
+      ),
+  };
+}
+
+/** Client connections the server still holds; it may take a moment to notice a closed socket. */
+async function openNatsConnections(monitorPort: number): Promise<number> {
+  let open = 0;
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const response = await fetch(`http://127.0.0.1:${monitorPort}/connz`);
+    open = ((await response.json()) as { num_connections: number }).num_connections;
+    if (open === 0) return 0;
+    await setTimeout(50);
+  }
+  return open;
+}
