@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../src/logger.js';
 import type { Migration } from '../src/infra/migrate.js';
 import type { Sql } from '../src/infra/postgres.js';
+import type { Publisher } from '../src/messaging/publisher.js';
 import { serveEndpoints, type EndpointServer } from '../src/messaging/worker.js';
 import { createSettingsActor } from './settings/handler.js';
 import { createShopsActor } from './shops/handler.js';
@@ -10,14 +11,15 @@ import { createSystemActor } from './system/handler.js';
 export interface WorkerDeps {
   sql: Sql;
   nc: NatsConnection;
+  publisher: Publisher;
   log: Logger;
   migrations: readonly Migration[];
 }
 
 /** Starts every worker pool of this process. Each serves its endpoints in its domain's queue group. */
 export function startWorkers(deps: WorkerDeps): EndpointServer {
-  const { sql, nc, log, migrations } = deps;
-  return serveEndpoints({ nc, log }, [
+  const { sql, nc, publisher, log, migrations } = deps;
+  return serveEndpoints({ nc, publisher, log }, [
     ...createSystemActor({ sql, migrations }),
     ...createSettingsActor({ sql }),
     ...createShopsActor({ sql }),

@@ -15,6 +15,7 @@ import { connectPostgres } from './infra/postgres.js';
 import { projectRoot } from './infra/project-root.js';
 import type { Logger } from './logger.js';
 import { createServiceClient, type ServiceClient } from './messaging/client.js';
+import { createPublisher, type Publisher } from './messaging/publisher.js';
 
 /**
  * Builds the running service for a role: the HTTP edge, the worker pools, or both. `npm start`,
@@ -44,14 +45,20 @@ export async function startService(config: Config, log: Logger, options: StartOp
   try {
     const natsUrl = config.nats.url ?? (await spawnNats(config, log, stops));
     const nc = await connectNats({ url: natsUrl, name: `checkout-platform-${config.role}`, log });
-    stops.push(() => nc.drain());
+    const publisher = createPublisher(nc);
+    stops.push(async () => {
+      publisher.flush();
+      await nc.drain();
+    });
 
-    if (config.role !== 'edge') await startWorkerSide(config, log, nc, stops);
+    if (config.role !== 'edge') await startWorkerSide(config, log, { nc, publisher }, stops);
 
     let edge: EdgeApp | undefined;
     let url: string | undefined;
     if (config.role !== 'workers') {
-      edge = await startEdgeSide(config, log, nc);
+      const client = createServiceClient({ nc, publisher, timeoutMs: config.requestTimeoutMs });
+      stops.push(async () => client.close());
+      edge = await startEdgeSide(config, log, nc, client);
       stops.push(() => edge!.close());
       if (options.listen ?? true) {
         url = await edge.listen({ host: config.http.host, port: config.http.port });
@@ -73,7 +80,12 @@ async function spawnNats(config: Config, log: Logger, stops: Array<() => Promise
   return server.url;
 }
 
-async function startWorkerSide(config: Config, log: Logger, nc: NatsConnection, stops: Array<() => Promise<unknown>>): Promise<void> {
+async function startWorkerSide(
+  config: Config,
+  log: Logger,
+  bus: { nc: NatsConnection; publisher: Publisher },
+  stops: Array<() => Promise<unknown>>,
+): Promise<void> {
   let databaseUrl = config.database.url;
   if (!databaseUrl) {
     const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log });
@@ -84,11 +96,11 @@ async function startWorkerSide(config: Config, log: Logger, nc: NatsConnection, 
   stops.push(() => sql.end({ timeout: 5 }));
   const migrations = await loadMigrations(migrationsDir());
   await migrate(sql, migrations, log);
-  const workers = startWorkers({ sql, nc, log, migrations });
+  const workers = startWorkers({ sql, ...bus, log, migrations });
   stops.push(() => workers.stop());
 }
 
-async function startEdgeSide(config: Config, log: Logger, nc: NatsConnection): Promise<EdgeApp> {
+async function startEdgeSide(config: Config, log: Logger, nc: NatsConnection, client: ServiceClient): Promise<EdgeApp> {
   const signing = await resolveSigningSecret(config);
   if (signing.generated) {
     log.warn(
@@ -104,7 +116,6 @@ async function startEdgeSide(config: Config, log: Logger, nc: NatsConnection): P
     issuer: config.auth.issuer,
     audience: config.auth.audience,
   });
-  const client = createServiceClient({ nc, timeoutMs: config.requestTimeoutMs });
   return buildEdge({ config, log, client, verifier, health: () => checkHealth(nc, client), version: packageVersion() });
 }
 

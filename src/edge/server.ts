@@ -58,9 +58,12 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   registerErrorHandling(app);
   registerAuth(app, deps.verifier);
   await registerOpenApi(app, deps.version);
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
-  });
+  if (log.isLevelEnabled('info')) {
+    // Installed only when the line would be written: a hook costs every request.
+    app.addHook('onResponse', async (request, reply) => {
+      request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    });
+  }
 
   const zodApp = app.withTypeProvider<ZodTypeProvider>();
   healthRoutes(zodApp, deps.health);

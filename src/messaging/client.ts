@@ -1,13 +1,19 @@
-import { errors, TimeoutError, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { ErrorHeaders, ErrorReply, type Endpoint, type ReplyOf, type RequestOf } from '../../subjects/contract.js';
 import { AppError } from '../errors.js';
+import type { Publisher } from './publisher.js';
 
 /**
  * The edge side of the message path: send a request on an endpoint's subject and turn what comes
- * back into the typed reply, an AppError the worker sent, or a 503 when no worker answers in time.
+ * back into the typed reply, the AppError the worker sent, or a 503 when no worker answers in time.
+ *
+ * Replies come to one wildcard inbox subscription and are matched to their request by the last
+ * subject token: one subscription and one timer per request, nothing else allocated per call.
  */
 export interface ServiceClient {
   call<E extends Endpoint>(endpoint: E, request: RequestOf<E>, options?: CallOptions): Promise<ReplyOf<E>>;
+  /** Stops listening for replies; requests still waiting fail with 503. */
+  close(): void;
 }
 
 export interface CallOptions {
@@ -15,17 +21,59 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
-export function createServiceClient(deps: { nc: NatsConnection; timeoutMs: number }): ServiceClient {
-  const { nc, timeoutMs } = deps;
+interface Waiting {
+  resolve(msg: Msg): void;
+  reject(err: AppError): void;
+  timer: NodeJS.Timeout;
+}
+
+export function createServiceClient(deps: { nc: NatsConnection; publisher: Publisher; timeoutMs: number }): ServiceClient {
+  const { nc, publisher, timeoutMs } = deps;
+  const inbox = createInbox();
+  const waiting = new Map<string, Waiting>();
+  let sequence = 0;
+
+  const settle = (token: string): Waiting | undefined => {
+    const entry = waiting.get(token);
+    if (entry) {
+      waiting.delete(token);
+      clearTimeout(entry.timer);
+    }
+    return entry;
+  };
+
+  const replies: Subscription = nc.subscribe(`${inbox}.*`, {
+    callback: (err, msg) => {
+      if (err) return;
+      const entry = settle(msg.subject.slice(inbox.length + 1));
+      if (!entry) return; // a reply after its request timed out
+      // The server answers a request nobody subscribes to with an empty 503 status message.
+      if (msg.data.length === 0 && msg.headers?.code === 503) entry.reject(AppError.unavailable('no worker is available to handle this request'));
+      else entry.resolve(msg);
+    },
+  });
+
+  const failAll = (reason: AppError) => {
+    for (const token of [...waiting.keys()]) settle(token)?.reject(reason);
+  };
+  void nc.closed().then(() => failAll(AppError.unavailable('the message broker is not reachable')));
+
   return {
     async call(endpoint, request, options) {
-      let msg: Msg;
-      try {
-        msg = await nc.request(endpoint.subject, JSON.stringify(request), { timeout: options?.timeoutMs ?? timeoutMs });
-      } catch (err) {
-        throw unavailable(err, endpoint.subject);
-      }
+      const token = (sequence++).toString(36);
+      const payload = JSON.stringify(request);
+      const msg = await new Promise<Msg>((resolve, reject) => {
+        const timer = setTimeout(() => settle(token)?.reject(AppError.unavailable('the service did not answer in time')), options?.timeoutMs ?? timeoutMs);
+        waiting.set(token, { resolve, reject, timer });
+        publisher.publish(endpoint.subject, payload, { reply: `${inbox}.${token}` }, (err) =>
+          settle(token)?.reject(AppError.unavailable('the message broker is not reachable', { cause: err })),
+        );
+      });
       return decodeReply(endpoint, msg);
+    },
+    close() {
+      replies.unsubscribe();
+      failAll(AppError.unavailable('the service is shutting down'));
     },
   };
 }
@@ -54,15 +102,4 @@ function parseJson(msg: Msg, subject: string): unknown {
   } catch (err) {
     throw AppError.internal({ cause: new Error(`reply on ${subject} is not JSON`, { cause: err }) });
   }
-}
-
-function unavailable(err: unknown, subject: string): AppError {
-  if (err instanceof errors.RequestError && err.isNoResponders()) {
-    return AppError.unavailable('no worker is available to handle this request', { cause: err });
-  }
-  if (err instanceof TimeoutError) {
-    return AppError.unavailable('the service did not answer in time', { cause: err });
-  }
-  // A closed, draining or reconnecting connection: the broker is out of reach for now.
-  return AppError.unavailable('the message broker is not reachable', { cause: new Error(subject, { cause: err }) });
 }

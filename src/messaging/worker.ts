@@ -2,6 +2,7 @@ import { headers, type Msg, type NatsConnection, type Subscription } from '@nats
 import type { Logger } from 'pino';
 import { ErrorHeaders, type Endpoint, type ParsedRequestOf, type ReplyOf } from '../../subjects/contract.js';
 import { AppError, isAppError } from '../errors.js';
+import type { Publisher } from './publisher.js';
 
 /**
  * The worker side of the message path. Each endpoint is served on its subject in its domain's queue
@@ -25,8 +26,8 @@ export interface EndpointServer {
   stop(): Promise<void>;
 }
 
-export function serveEndpoints(deps: { nc: NatsConnection; log: Logger }, routes: readonly Route[]): EndpointServer {
-  const { nc, log } = deps;
+export function serveEndpoints(deps: { nc: NatsConnection; publisher: Publisher; log: Logger }, routes: readonly Route[]): EndpointServer {
+  const { nc, publisher, log } = deps;
   const running = new Set<Promise<void>>();
 
   const subscriptions: Subscription[] = routes.map((r) =>
@@ -37,7 +38,7 @@ export function serveEndpoints(deps: { nc: NatsConnection; log: Logger }, routes
           log.error({ err, subject: r.endpoint.subject }, 'subscription failed');
           return;
         }
-        const work = answer(r, msg, log).finally(() => running.delete(work));
+        const work = answer(r, msg, publisher, log).finally(() => running.delete(work));
         running.add(work);
       },
     }),
@@ -47,11 +48,12 @@ export function serveEndpoints(deps: { nc: NatsConnection; log: Logger }, routes
     async stop() {
       await Promise.allSettled(subscriptions.map((s) => s.drain()));
       await Promise.allSettled([...running]);
+      publisher.flush();
     },
   };
 }
 
-async function answer(r: Route, msg: Msg, log: Logger): Promise<void> {
+async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger): Promise<void> {
   const subject = r.endpoint.subject;
   if (!msg.reply) {
     log.warn({ subject }, 'request without a reply subject dropped');
@@ -67,18 +69,16 @@ async function answer(r: Route, msg: Msg, log: Logger): Promise<void> {
     if (failure.status >= 500) log.error({ err, subject }, 'request handler failed');
     payload = JSON.stringify(failure.body());
   }
-  try {
-    if (failure) {
-      const h = headers();
-      h.set(ErrorHeaders.code, String(failure.status));
-      // Header values cannot hold line breaks; the body keeps the full message.
-      h.set(ErrorHeaders.message, failure.message.replace(/[\r\n]+/g, ' '));
-      msg.respond(payload, { headers: h });
-    } else {
-      msg.respond(payload);
-    }
-  } catch (err) {
-    log.warn({ err, subject }, 'reply could not be sent');
+  const reply = msg.reply;
+  const onError = (err: unknown) => log.warn({ err, subject }, 'reply could not be sent');
+  if (failure) {
+    const h = headers();
+    h.set(ErrorHeaders.code, String(failure.status));
+    // Header values cannot hold line breaks; the body keeps the full message.
+    h.set(ErrorHeaders.message, failure.message.replace(/[\r\n]+/g, ' '));
+    publisher.publish(reply, payload, { headers: h }, onError);
+  } else {
+    publisher.publish(reply, payload, undefined, onError);
   }
 }
 

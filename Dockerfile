@@ -1,0 +1,26 @@
+# The service image. Postgres and NATS are separate services (see docker-compose.yml), so the
+# optional embedded Postgres is left out.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --omit=optional
+COPY tsconfig.json tsconfig.build.json ./
+COPY src src
+COPY actors actors
+COPY subjects subjects
+COPY scripts scripts
+COPY bench bench
+RUN npm run build && npm prune --omit=dev --omit=optional
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
+COPY package.json ./
+COPY migrations migrations
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist dist
+USER node
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+CMD ["node", "--enable-source-maps", "dist/src/main.js"]

@@ -1,0 +1,177 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import autocannon from 'autocannon';
+import Fastify from 'fastify';
+import postgres from 'postgres';
+import { signToken, type TokenRequest } from '../src/auth/tokens.js';
+import { startNatsServer } from '../src/infra/nats.js';
+import { freePort } from '../src/infra/processes.js';
+import { projectRoot } from '../src/infra/project-root.js';
+import { createLogger } from '../src/logger.js';
+
+/**
+ * What every scenario stands on: a fresh database on BENCH_DATABASE_URL's server, a nats-server of
+ * its own, and the service started as operators start it (dist/src/main.js) in its own process.
+ */
+export const AdminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const Secret = 'bench-secret-that-is-long-enough-for-hs256-0123456789';
+const quiet = createLogger({ level: 'silent' });
+
+export interface Bench {
+  url: string;
+  databaseUrl: string;
+  token(request: Omit<TokenRequest, 'ttl'>): Promise<string>;
+  /** A process of its own serving `body` on a bare Fastify route: the strict baseline. */
+  bareServer(method: string, route: string, body: unknown): Promise<string>;
+  /** The same bare route inside this (the bench's) process, beside autocannon: the issues' baseline. */
+  bareServerInProcess(method: string, route: string, body: unknown): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface BenchOptions {
+  /** Environment for the service processes. */
+  env?: Record<string, string>;
+  /**
+   * `single`: one process with ROLE=all, as `npm start`. `split`: ROLE=edge and ROLE=workers as two
+   * processes, the shape operators scale out with.
+   */
+  topology?: 'single' | 'split';
+}
+
+export async function startBench(options: BenchOptions = {}): Promise<Bench> {
+  const env = options.env ?? {};
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const dir = await mkdtemp(path.join(tmpdir(), 'cp-bench-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+
+  const database = `cp_bench_${randomBytes(4).toString('hex')}`;
+  const admin = postgres(AdminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${database}`);
+  cleanups.push(async () => {
+    await admin.unsafe(`drop database if exists ${database} with (force)`);
+    await admin.end();
+  });
+  const url = new URL(AdminUrl);
+  url.pathname = `/${database}`;
+  const databaseUrl = url.toString();
+
+  const nats = await startNatsServer({ storeDir: path.join(dir, 'nats'), log: quiet });
+  cleanups.push(() => nats.stop());
+
+  const port = await freePort();
+  const serviceEnv = { DATABASE_URL: databaseUrl, NATS_URL: nats.url, JWT_SECRET: Secret, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env };
+  const processes = options.topology === 'split'
+    ? [spawnNode('dist/src/main.js', [], { ...serviceEnv, ROLE: 'workers' }), spawnNode('dist/src/main.js', [], { ...serviceEnv, ROLE: 'edge' })]
+    : [spawnNode('dist/src/main.js', [], serviceEnv)];
+  for (const child of processes) cleanups.push(() => stopProcess(child));
+  const base = `http://127.0.0.1:${port}`;
+  await waitUntilHealthy(base, processes);
+
+  const close = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+  };
+  return {
+    url: base,
+    databaseUrl,
+    token: (request) => signToken({ ...request, ttl: '2h' }, { secret: Secret, issuer: 'checkout-platform', audience: 'checkout-platform' }),
+    async bareServer(method, route, body) {
+      const file = path.join(dir, `bare-${randomBytes(4).toString('hex')}.json`);
+      await writeFile(file, JSON.stringify(body));
+      const barePort = await freePort();
+      const bare = spawnNode('dist/bench/bare-server.js', [String(barePort), method, route, file], {});
+      cleanups.push(() => stopProcess(bare));
+      await waitForLine(bare, 'ready');
+      return `http://127.0.0.1:${barePort}`;
+    },
+    async bareServerInProcess(method, route, body) {
+      const app = Fastify({ logger: false });
+      app.route({ method: method as 'GET', url: route, handler: async () => body });
+      cleanups.push(() => app.close());
+      return app.listen({ host: '127.0.0.1', port: 0 });
+    },
+    close,
+  };
+}
+
+function spawnNode(entry: string, args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [path.join(projectRoot(), entry), ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  child.stdout?.setEncoding('utf8');
+  return child;
+}
+
+async function waitForLine(child: ChildProcess, text: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: string) => chunk.includes(text) && resolve());
+    child.once('exit', (code) => reject(new Error(`process exited (${code}) before it was ready`)));
+  });
+}
+
+async function waitUntilHealthy(base: string, children: ChildProcess[]): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const exited = children.find((c) => c.exitCode !== null);
+    if (exited) throw new Error(`a service process exited (${exited.exitCode})`);
+    const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);
+    if (ok) return;
+    await sleep(100);
+  }
+  throw new Error('the service did not become healthy');
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(10_000).then(() => child.kill('SIGKILL'))]);
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  errors: number;
+  non2xx: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH';
+  headers?: Record<string, string>;
+  body?: string;
+  connections?: number;
+  durationSeconds?: number;
+}
+
+/** Drives a URL with autocannon: a short warm-up, then the measured run. */
+export async function load(options: LoadOptions): Promise<LoadResult> {
+  const duration = options.durationSeconds ?? Number(process.env.BENCH_DURATION ?? 10);
+  const common = {
+    url: options.url,
+    method: options.method ?? 'GET',
+    headers: options.headers,
+    body: options.body,
+    connections: options.connections ?? 50,
+  };
+  await autocannon({ ...common, duration: 2 });
+  const result = await autocannon({ ...common, duration });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+export function formatLoad(name: string, r: LoadResult): string {
+  const problems = r.errors || r.non2xx ? `  (${r.errors} errors, ${r.non2xx} non-2xx)` : '';
+  return `${name.padEnd(34)} ${r.requestsPerSecond.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(1).padStart(5)} ms   p99 ${r.p99.toFixed(1).padStart(5)} ms${problems}`;
+}

@@ -1,0 +1,23 @@
+import { cpus } from 'node:os';
+import { shopGet } from './scenarios/shop-get.js';
+
+/**
+ * npm run bench [-- <scenario> ...]: runs the scenarios (all by default) and prints their figures,
+ * each beside a baseline measured in the same run. BENCH_DURATION sets the seconds per measurement.
+ */
+const scenarios: Record<string, () => Promise<string[]>> = {
+  'shop-get': shopGet,
+};
+
+const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const unknown = chosen.filter((name) => !(name in scenarios));
+if (unknown.length) {
+  process.stderr.write(`unknown scenario ${unknown.join(', ')}; known: ${Object.keys(scenarios).join(', ')}\n`);
+  process.exit(2);
+}
+
+process.stdout.write(`checkout-platform benchmarks on ${cpus().length} cores, node ${process.version}\n\n`);
+for (const name of chosen.length ? chosen : Object.keys(scenarios)) {
+  const lines = await scenarios[name]!();
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+}
