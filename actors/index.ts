@@ -4,6 +4,8 @@ import type { Migration } from '../src/infra/migrate.js';
 import type { Sql } from '../src/infra/postgres.js';
 import type { Publisher } from '../src/messaging/publisher.js';
 import { serveEndpoints, type EndpointServer } from '../src/messaging/worker.js';
+import { createCatalogActor } from './catalog/handler.js';
+import { createImportsActor } from './imports/handler.js';
 import { createSettingsActor } from './settings/handler.js';
 import { createShopsActor } from './shops/handler.js';
 import { createSystemActor } from './system/handler.js';
@@ -23,5 +25,7 @@ export function startWorkers(deps: WorkerDeps): EndpointServer {
     ...createSystemActor({ sql, migrations }),
     ...createSettingsActor({ sql }),
     ...createShopsActor({ sql }),
+    ...createCatalogActor({ sql }),
+    ...createImportsActor({ sql }),
   ]);
 }

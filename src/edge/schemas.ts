@@ -23,3 +23,18 @@ export const ErrorResponses = {
 
 /** The body of a success that has nothing to say (the spec's plain `200`). */
 export const EmptyBody = z.literal('').describe('empty body');
+
+const documentedOnly = new WeakSet<object>();
+
+/**
+ * A body schema for the OpenAPI document only. Batch bodies are checked line by line by the workers
+ * (a bad line is one error result, not a refused batch), so the edge passes them through as read.
+ */
+export function documentedBody<T extends z.ZodType>(schema: T): T {
+  documentedOnly.add(schema);
+  return schema;
+}
+
+export function isDocumentedOnly(schema: object): boolean {
+  return documentedOnly.has(schema);
+}

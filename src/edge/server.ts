@@ -8,9 +8,14 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ServiceClient } from '../messaging/client.js';
 import { registerAuth } from './auth.js';
+import { registerNdjson } from './batch.js';
 import { registerErrorHandling } from './errors.js';
 import { registerOpenApi } from './openapi.js';
+import { isDocumentedOnly } from './schemas.js';
 import { healthRoutes, type HealthCheck } from './routes/health.js';
+import { availabilityRoutes } from './routes/availabilities.js';
+import { pricingRoutes } from './routes/pricing.js';
+import { productRoutes } from './routes/products.js';
 import { settingsRoutes } from './routes/settings.js';
 import { shopRoutes } from './routes/shops.js';
 
@@ -26,12 +31,13 @@ export interface EdgeDeps {
 }
 
 /** Client input is parsed with the route's zod schema; a failure lists every zod issue in `details`. */
-const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
-  ({ schema, httpPart }) =>
-  (data) => {
+const validatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema, httpPart }) => {
+  if (isDocumentedOnly(schema)) return (data) => ({ value: data });
+  return (data) => {
     const result = schema.safeParse(data);
     return result.success ? { value: result.data } : { error: AppError.validation(result.error, httpPart) };
   };
+};
 
 /**
  * Replies were parsed against their contract where they left the worker's message, so the edge only
@@ -56,6 +62,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
+  registerNdjson(app);
   registerAuth(app, deps.verifier);
   await registerOpenApi(app, deps.version);
   if (log.isLevelEnabled('info')) {
@@ -69,5 +76,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   healthRoutes(zodApp, deps.health);
   shopRoutes(zodApp, deps.client);
   settingsRoutes(zodApp, deps.client);
+  productRoutes(zodApp, deps.client);
+  availabilityRoutes(zodApp, deps.client);
+  pricingRoutes(zodApp, deps.client);
   return app;
 }

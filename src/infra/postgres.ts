@@ -27,3 +27,23 @@ export const PgErrorCode = {
 export function hasPgCode(err: unknown, code: string): err is postgres.PostgresError {
   return err instanceof postgres.PostgresError && err.code === code;
 }
+
+/**
+ * Runs `work` in a transaction, again (up to `attempts` times) when Postgres aborted it for a
+ * deadlock or a serialization failure: both mean "try again", never "wrong".
+ */
+export async function inTransaction<T>(sql: Sql, work: (tx: TransactionSql) => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await sql.begin(work)) as T;
+    } catch (err) {
+      const retryable = hasPgCode(err, PgErrorCode.deadlockDetected) || hasPgCode(err, PgErrorCode.serializationFailure);
+      if (!retryable || attempt >= attempts) throw err;
+    }
+  }
+}
+
+/** A JSON parameter (cast it in SQL: `${jsonParam(sql, rows)}::jsonb`), for set-based statements. */
+export function jsonParam(sql: Sql | TransactionSql, value: unknown) {
+  return sql.json(value as Parameters<Sql['json']>[0]);
+}

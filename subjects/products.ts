@@ -1,0 +1,148 @@
+import { z } from 'zod';
+import { Units } from '../src/domain/units.js';
+import { Done, ProjectId } from './common.js';
+import { endpoint } from './contract.js';
+
+/** A SKU: any printable text (SKUs from ERPs contain spaces, slashes, ...). Paths carry it encoded. */
+export const Sku = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\p{Cc}]*$/u, 'a SKU has no control characters');
+
+export const Plu = z.string().regex(/^\d{1,8}$/, 'a PLU is 1 to 8 digits');
+
+export const Unit = z.enum(Units as [string, ...string[]]);
+
+const Text = (max: number) => z.string().max(max);
+
+export const ProductCode = z.object({
+  code: z.string().min(1).max(64),
+  template: Text(64).default('default'),
+  isPrimary: z.boolean().default(false),
+  transmissionCode: Text(64).default(''),
+  encodingUnit: Unit.nullable().default(null),
+  specifiedQuantity: z.number().positive().nullable().default(null),
+});
+
+/**
+ * The Product object of the spec, as imported and as stored: every field with its default, unknown
+ * fields dropped (so the deprecated `eans` or `boost` of old clients do no harm). `project` is the
+ * path's. `excludeFromSync` is this platform's addition: the flag the list's filter of that name
+ * reads.
+ */
+export const Product = z
+  .object({
+    sku: Sku,
+    productType: Text(64).min(1).default('default').describe('default, weighable, productSet, variantBase, ...'),
+    name: Text(500).default(''),
+    description: Text(10_000).nullable().default(null),
+    subtitle: Text(500).nullable().default(null),
+    imageUrl: Text(2000).nullable().default(null),
+    basePrice: Text(200).default('').describe('Base price as on shelf labels, such as "12.99 €/kg"'),
+    additionalAttributes: z.record(z.string(), z.string()).default({}),
+    saleRestriction: Text(64).nullable().default(null).describe('Such as a minimum age'),
+    referenceUnit: Unit.nullable().default(null).describe('Unit the price refers to, such as kg'),
+    encodingUnit: Unit.nullable().default(null).describe('Unit encoded in a scanned code, such as g'),
+    weighByCustomer: z.boolean().nullable().default(null),
+    depositProduct: Text(200).default('').describe('SKU of the deposit product that scanning this one adds'),
+    bundledProduct: Text(200).default(''),
+    baseProduct: Text(200).default(''),
+    setComponents: z.array(z.object({ sku: Sku, amount: z.int().min(1) })).max(200).default([]),
+    outOfStock: z.boolean().default(false),
+    deleted: z.boolean().default(false),
+    taxCategory: Text(64).default('').describe('Key of the project settings\' taxRates'),
+    codes: z.array(ProductCode).max(100).default([]),
+    controlIndication: z.number().min(0).default(0),
+    forceControl: z.boolean().default(false),
+    pluSet: z.array(Plu).max(50).default([]).describe('PLUs of a weighable product; a PLU belongs to one product only'),
+    scanMessage: Text(200).default(''),
+    isDiscountable: z.boolean().default(false),
+    isReturnable: z.boolean().default(false),
+    priceEntryRequired: z.boolean().default(false),
+    fulfillmentType: Text(64).default(''),
+    allowedOnDeviceTypes: z.array(z.enum(['pos', 'sco-ng'])).max(2).default([]).describe('Empty allows every device type'),
+    maxSaleQuantity: z.int().min(1).optional(),
+    maxSaleText: Text(500).default(''),
+    saleStop: z.boolean().default(false),
+    notForSale: z.boolean().default(false),
+    quantityPriceKey: Text(200).default(''),
+    searchable: z.boolean().default(true),
+    excludeFromSync: z.boolean().default(false),
+  })
+  .meta({ id: 'Product' });
+export type ProductInput = z.input<typeof Product>;
+export type Product = z.output<typeof Product>;
+
+/** A product as answered: the stored object with its project. */
+export const StoredProduct = Product.extend({ project: ProjectId }).meta({ id: 'StoredProduct' });
+export type StoredProduct = z.output<typeof StoredProduct>;
+
+export const ProductListMediaType = 'application/vnd.service.product.list.v2+json';
+
+export const ProductSearchItem = z
+  .object({
+    type: z.string(),
+    price: z.int().nullable().describe('Current list price for quantity 1 in the shop, in the currency subunit; null without a price'),
+    sku: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    subtitle: z.string().nullable(),
+    basePrice: z.string(),
+    additionalAttributes: z.record(z.string(), z.string()),
+    saleRestriction: z.string().nullable(),
+    referenceUnit: z.string().nullable(),
+    encodingUnit: z.string().nullable(),
+    weighByCustomer: z.boolean().nullable(),
+    saleStop: z.boolean(),
+    notForSale: z.boolean(),
+    quantityPriceKey: z.string(),
+    searchable: z.boolean(),
+    allowedOnDeviceTypes: z.array(z.string()),
+    maxSaleQuantity: z.int().optional(),
+    maxSaleText: z.string(),
+  })
+  .meta({ id: 'ProductSearchItem' });
+
+export const Pagination = z.object({ page: z.int(), perPage: z.int(), totalPages: z.int(), totalItems: z.int() });
+
+export const ProductSearchResult = z.object({ products: z.array(ProductSearchItem), pagination: Pagination }).meta({ id: 'ProductSearchResult' });
+
+export const ProductListFilter = z.object({
+  q: z.string().min(1).max(200).optional(),
+  excludeFromSync: z.boolean().optional(),
+  withUnsearchable: z.boolean().default(false),
+});
+
+const ProductRef = z.object({ project: ProjectId, sku: Sku });
+
+export const products = {
+  get: endpoint('svc.products.get', ProductRef, StoredProduct),
+  getByPlu: endpoint('svc.products.getByPlu', z.object({ project: ProjectId, plu: Plu }), StoredProduct),
+  /** Create or update one product (the write path of the imports, with one item). */
+  put: endpoint('svc.products.put', z.object({ project: ProjectId, product: Product }), z.object({ product: StoredProduct, created: z.boolean() })),
+  delete: endpoint('svc.products.delete', ProductRef, Done),
+  /**
+   * One page of the product list, in SKU order after `after`. The products travel as their stored
+   * JSON text, so that a list of any length streams through the edge without being parsed again.
+   */
+  listPage: endpoint(
+    'svc.products.listPage',
+    ProductListFilter.extend({ project: ProjectId, after: z.string().optional(), pageSize: z.int().min(1).max(1000) }),
+    z.object({ products: z.array(z.string()), next: z.string().nullable() }),
+  ),
+  search: endpoint(
+    'svc.products.search',
+    z.object({
+      project: ProjectId,
+      search: z.string().min(1).max(200),
+      shopID: z.string().min(1),
+      showProductsWithoutPrices: z.boolean(),
+      page: z.int().min(0),
+      perPage: z.int().min(1).max(100),
+    }),
+    ProductSearchResult,
+  ),
+  /** Every product, availability and price of the project (categories stay). */
+  deleteAll: endpoint('svc.products.deleteAll', z.object({ project: ProjectId }), Done),
+};
