@@ -24,6 +24,8 @@ const quiet = createLogger({ level: 'silent' });
 export interface Bench {
   url: string;
   databaseUrl: string;
+  /** The service's process ids (one, or edge and workers). */
+  pids: number[];
   token(request: Omit<TokenRequest, 'ttl'>): Promise<string>;
   /** A process of its own serving `body` on a bare Fastify route: the strict baseline. */
   bareServer(method: string, route: string, body: unknown): Promise<string>;
@@ -77,6 +79,7 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   return {
     url: base,
     databaseUrl,
+    pids: processes.map((p) => p.pid ?? 0),
     token: (request) => signToken({ ...request, ttl: '2h' }, { secret: Secret, issuer: 'checkout-platform', audience: 'checkout-platform' }),
     async bareServer(method, route, body) {
       const file = path.join(dir, `bare-${randomBytes(4).toString('hex')}.json`);

@@ -1,4 +1,5 @@
 import { cpus } from 'node:os';
+import { importScenario } from './scenarios/import.js';
 import { shopGet } from './scenarios/shop-get.js';
 
 /**
@@ -7,6 +8,7 @@ import { shopGet } from './scenarios/shop-get.js';
  */
 const scenarios: Record<string, () => Promise<string[]>> = {
   'shop-get': shopGet,
+  import: importScenario,
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -13,7 +13,22 @@ export interface Endpoint<Request extends z.ZodType = z.ZodType, Reply extends z
   readonly queue: string;
   readonly request: Request;
   readonly reply: Reply;
+  /** How requests travel; JSON unless the endpoint says otherwise. Replies are always JSON. */
+  readonly codec: Codec;
 }
+
+/** The bytes of a request. `decode` answers what the request schema then validates. */
+export interface Codec {
+  encode(request: unknown): string | Uint8Array;
+  decode(data: Uint8Array): unknown;
+}
+
+const utf8 = new TextDecoder();
+
+export const JsonCodec: Codec = {
+  encode: (request) => JSON.stringify(request),
+  decode: (data) => JSON.parse(utf8.decode(data)) as unknown,
+};
 
 export type RequestOf<E extends Endpoint> = z.input<E['request']>;
 export type ParsedRequestOf<E extends Endpoint> = z.output<E['request']>;
@@ -23,9 +38,10 @@ export function endpoint<const S extends Subject, Request extends z.ZodType, Rep
   subject: S,
   request: Request,
   reply: Reply,
+  options: { codec?: Codec } = {},
 ): Endpoint<Request, Reply> & { readonly subject: S } {
   const queue = subject.split('.')[1] as string;
-  return { subject, queue, request, reply };
+  return { subject, queue, request, reply, codec: options.codec ?? JsonCodec };
 }
 
 /**

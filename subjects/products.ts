@@ -74,6 +74,12 @@ export const Product = z
 export type ProductInput = z.input<typeof Product>;
 export type Product = z.output<typeof Product>;
 
+/** What every field of a Product is when the import does not give it (the schema's defaults). */
+export const ProductDefaults: Readonly<Omit<Product, 'sku'>> = (() => {
+  const { sku: _sku, ...defaults } = Product.parse({ sku: '-' });
+  return defaults;
+})();
+
 /** A product as answered: the stored object with its project. */
 export const StoredProduct = Product.extend({ project: ProjectId }).meta({ id: 'StoredProduct' });
 export type StoredProduct = z.output<typeof StoredProduct>;

@@ -1,6 +1,7 @@
 import t from 'tap';
-import { writeProducts } from '../actors/catalog/products.sql.js';
+import { productWrite, writeProducts } from '../actors/catalog/products.sql.js';
 import { fixtureProduct } from '../bench/fixtures.js';
+import { ImportChunkCodec } from '../subjects/imports.js';
 import { Product } from '../subjects/products.js';
 import { startTestService, TestProject } from './support/service.js';
 
@@ -138,16 +139,36 @@ t.test('keeps the later line of a batch when its chunk is written first', async 
   // The edge sends chunks in parallel; their transactions may commit in any order.
   const batchAt = new Date();
   const product = (name: string) => Product.parse({ sku: 'RACE', name, pluSet: name === 'early' ? ['7001'] : ['7002'] });
-  await writeProducts(svc.sql, TestProject, [{ line: 2500, product: product('late') }], batchAt);
-  await writeProducts(svc.sql, TestProject, [{ line: 3, product: product('early') }], batchAt);
+  await writeProducts(svc.sql, TestProject, [productWrite(2500, product('late'))], batchAt);
+  await writeProducts(svc.sql, TestProject, [productWrite(3, product('early'))], batchAt);
   const [row] = await svc.sql<{ name: string }[]>`select doc ->> 'name' as name from products where project = ${TestProject} and sku = 'RACE'`;
   t.equal(row?.name, 'late');
   const plus = await svc.sql<{ plu: string }[]>`select plu from product_plus where sku = 'RACE' order by plu`;
   t.same(plus.map((p) => p.plu), ['7002'], 'the PLUs follow the stored version');
 
-  await writeProducts(svc.sql, TestProject, [{ line: 1, product: product('next batch') }], new Date(batchAt.getTime() + 1000));
+  await writeProducts(svc.sql, TestProject, [productWrite(1, product('next batch'))], new Date(batchAt.getTime() + 1000));
   const [next] = await svc.sql<{ name: string }[]>`select doc ->> 'name' as name from products where sku = 'RACE'`;
   t.equal(next?.name, 'next batch', 'a later batch wins over any line of an earlier one');
+});
+
+t.test('refuses an item larger than a chunk may be, for its line only', async (t) => {
+  const big = { sku: 'BIG', name: 'big', additionalAttributes: { blob: 'x'.repeat(450_000) } };
+  const res = await importNdjson(ndjson([fixtureProduct(1), big, fixtureProduct(3)]));
+  t.equal(res.status, 200);
+  t.same(res.body.map((r: { sku: string; status: string }) => `${r.sku}:${r.status}`), ['SKU-000001:ok', 'BIG:error', 'SKU-000003:ok']);
+  t.match(res.body[1].message, /^the item is larger than \d+ KB$/);
+  t.equal(res.body[1].line, 2);
+});
+
+t.test('carries lines through the chunk codec unchanged: quotes, backslashes, tabs, non-Latin text', async (t) => {
+  const lines: Array<[number, string]> = [
+    [1, JSON.stringify({ sku: 'Q"1', name: 'say "cheese"\\ and \t tab' })],
+    [7, JSON.stringify({ sku: 'U-€', name: 'Käse – 日本 🧀' })],
+    [9, '{"sku": "raw"   ,  "name":"spaces kept"}'],
+  ];
+  const chunk = { project: TestProject, batchAt: new Date().toISOString(), lines };
+  t.same(ImportChunkCodec.decode(ImportChunkCodec.encode(chunk) as Uint8Array), chunk);
+  t.throws(() => ImportChunkCodec.decode(new TextEncoder().encode('{"project":"p","batchAt":"x","lines":[1,2]}\nonly one')), /fewer lines/);
 });
 
 t.test('answers 503 and stores nothing when no import worker runs', async (t) => {

@@ -135,7 +135,7 @@ export async function writePricings(sql: Sql, project: string, writes: readonly 
       returning sku`;
     if (!won.length) return;
     const skus = won.map((w) => w.sku);
-    await tx`delete from legacy_prices where project = ${project} and sku = any(${skus})`;
+    await tx`delete from legacy_prices lp using unnest(${skus}::text[]) as s(sku) where lp.project = ${project} and lp.sku = s.sku`;
     const winners = new Set(skus);
     const prices = items.flatMap((w) => (w.op === 'put' && winners.has(w.pricing.sku) ? w.pricing.prices.map((p) => ({ ...p, sku: w.pricing.sku, line: w.line })) : []));
     if (prices.length) await insertLegacyPrices(tx, project, prices, writtenAt, false);
@@ -210,14 +210,16 @@ export async function deleteLegacyPrice(sql: Sql, project: string, sku: string, 
  */
 export async function loadProductPrices(sql: Sql | TransactionSql, project: string, skus: readonly string[], categories: readonly string[]): Promise<Map<string, ProductPrices>> {
   const cats = categories.length ? [...categories] : [DefaultCategory];
+  // unnest joins, not `= any`: see products.sql.ts (rebuildCodesAndPlus).
   const rows = await sql<{ sku: string; category: string; v2: PriceV2[] | null; legacy: LegacyRow | null }[]>`
-    select sku, category, prices as v2, null::jsonb as legacy
-      from category_prices where project = ${project} and sku = any(${[...skus]}) and category = any(${cats})
+    with wanted as (select s.sku, c.category from unnest(${[...skus]}::text[]) as s(sku) cross join unnest(${cats}::text[]) as c(category))
+    select cp.sku, cp.category, cp.prices as v2, null::jsonb as legacy
+      from wanted w join category_prices cp on cp.project = ${project} and cp.sku = w.sku and cp.category = w.category
     union all
-    select sku, category, null, jsonb_build_object(
-        'category', category, 'list_price', list_price::text, 'discounted_price', discounted_price::text,
-        'customer_card_price', customer_card_price::text, 'base_price', base_price)
-      from legacy_prices where project = ${project} and sku = any(${[...skus]}) and category = any(${cats})`;
+    select lp.sku, lp.category, null, jsonb_build_object(
+        'category', lp.category, 'list_price', lp.list_price::text, 'discounted_price', lp.discounted_price::text,
+        'customer_card_price', lp.customer_card_price::text, 'base_price', lp.base_price)
+      from wanted w join legacy_prices lp on lp.project = ${project} and lp.sku = w.sku and lp.category = w.category`;
   const result = new Map<string, { v2: Map<string, DomainPrice[]>; legacy: Map<string, LegacyPrice> }>();
   for (const row of rows) {
     let entry = result.get(row.sku);

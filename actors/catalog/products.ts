@@ -23,7 +23,7 @@ export function productRoutes(sql: Sql): Route[] {
       return stored(project, sku);
     }),
     route(products.put, async ({ project, product }) => {
-      const { refused, created } = await db.writeProducts(sql, project, [{ line: 0, product }], new Date());
+      const { refused, created } = await db.writeProducts(sql, project, [db.productWrite(0, product)], new Date());
       const reason = refused.get(0);
       if (reason) throw AppError.conflict(reason);
       return { product: await stored(project, product.sku), created: created.has(product.sku) };

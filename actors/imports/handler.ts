@@ -16,8 +16,8 @@ import {
 import { CategoryPricing, PriceBatchItem, PricingBatchItem } from '../../subjects/pricing.js';
 import { Product } from '../../subjects/products.js';
 import { writeAvailabilities } from '../catalog/availabilities.sql.js';
-import { writeCategoryPrices, writeLegacyPrices, writePricings } from '../catalog/pricing.sql.js';
-import { writeProducts } from '../catalog/products.sql.js';
+import { writeCategoryPrices, writeLegacyPrices, writePricings, type PricingWrite } from '../catalog/pricing.sql.js';
+import { productWrite, writeProducts } from '../catalog/products.sql.js';
 import { parseLines } from './lines.js';
 
 /**
@@ -29,12 +29,14 @@ export function createImportsActor(deps: { sql: Sql }): Route[] {
   const { sql } = deps;
   return [
     importRoute(imports.products, Product, {
-      write: async (project, items, at) => (await writeProducts(sql, project, items.map(({ line, value }) => ({ line, product: value })), at)).refused,
+      prepare: (product, line) => productWrite(line, product),
+      write: async (project, items, at) => (await writeProducts(sql, project, items, at)).refused,
       ok: (product): ProductResult => ({ sku: product.sku, status: 'ok' }),
       error: (item, message, line): ProductResult => ({ sku: stringAt(item, 'sku'), status: 'error', message, line }),
     }),
     importRoute(imports.availabilities, AvailabilityBatchItem, {
-      write: (project, items, at) => writeAvailabilities(sql, project, items.map(({ line, value }) => ({ line, item: value })), at),
+      prepare: (item, line) => ({ line, item }),
+      write: (project, items, at) => writeAvailabilities(sql, project, items, at),
       ok: (item): AvailabilityResult => ({ availability: item.availability, status: 'ok' }),
       error: (item, message, line): AvailabilityResult => ({
         availability: { shopID: stringAt(item, 'availability', 'shopID'), sku: stringAt(item, 'availability', 'sku'), value: stringAt(item, 'availability', 'value') },
@@ -44,23 +46,20 @@ export function createImportsActor(deps: { sql: Sql }): Route[] {
       }),
     }),
     importRoute(imports.categoryPrices, CategoryPricing, {
-      write: (project, items, at) => writeCategoryPrices(sql, project, items.map(({ line, value }) => ({ line, pricing: value })), at),
+      prepare: (pricing, line) => ({ line, pricing }),
+      write: (project, items, at) => writeCategoryPrices(sql, project, items, at),
       ok: (pricing): CategoryPriceResult => ({ sku: pricing.sku, category: pricing.category, status: 'ok' }),
       error: (item, message, line): CategoryPriceResult => ({ sku: stringAt(item, 'sku'), category: stringAt(item, 'category'), status: 'error', message, line }),
     }),
     importRoute(imports.legacyPricings, PricingBatchItem, {
-      write: (project, items, at) =>
-        writePricings(
-          sql,
-          project,
-          items.map(({ line, value }) => (value.op === 'put' ? { line, op: 'put', pricing: value.item } : { line, op: 'delete', sku: value.item.sku })),
-          at,
-        ),
+      prepare: (update, line): PricingWrite => (update.op === 'put' ? { line, op: 'put', pricing: update.item } : { line, op: 'delete', sku: update.item.sku }),
+      write: (project, items, at) => writePricings(sql, project, items, at),
       ok: (update): PricingResult => ({ sku: update.item.sku, status: 'ok' }),
       error: (item, message, line): PricingResult => ({ sku: stringAt(item, 'item', 'sku'), status: 'error', message, line }),
     }),
     importRoute(imports.legacyPrices, PriceBatchItem, {
-      write: (project, items, at) => writeLegacyPrices(sql, project, items.map(({ line, value }) => ({ line, price: value })), at),
+      prepare: (price, line) => ({ line, price }),
+      write: (project, items, at) => writeLegacyPrices(sql, project, items, at),
       ok: (price): PriceResult => ({ sku: price.sku, category: price.category, status: 'ok' }),
       error: (item, message, line): PriceResult => ({ sku: stringAt(item, 'sku'), category: stringAt(item, 'category'), status: 'error', message, line }),
     }),
@@ -69,27 +68,36 @@ export function createImportsActor(deps: { sql: Sql }): Route[] {
 
 type ResultOf<E extends Endpoint> = z.output<E['reply']> extends { results: Array<infer R> } ? R : never;
 
-interface ImportHandling<T, R> {
-  /** Writes the valid items; answers the lines it refused, with why (or nothing when it refuses none). */
-  write(project: string, items: Array<{ line: number; value: T }>, writtenAt: Date): Promise<Map<number, string> | void>;
+interface ImportHandling<T, W, R> {
+  /**
+   * What the write needs of a valid item. Called as soon as the item is parsed, so that the parsed
+   * objects of a chunk do not live on while the transaction runs.
+   */
+  prepare(value: T, line: number): W;
+  /** Writes the prepared items; answers the lines it refused, with why (or nothing when it refuses none). */
+  write(project: string, items: W[], writtenAt: Date): Promise<Map<number, string> | void>;
   ok(value: T): R;
-  /** The result of a refused line; `item` is what could be read of it (the value, the raw JSON, or nothing). */
-  error(item: unknown, message: string, line: number): R;
+  /** The result of a line that is not a valid item; `raw` is what could be read of it. */
+  error(raw: unknown, message: string, line: number): R;
 }
 
-function importRoute<E extends Endpoint<typeof ImportChunk>, S extends z.ZodType>(
+function importRoute<E extends Endpoint<typeof ImportChunk>, S extends z.ZodType, W>(
   endpoint: E,
   schema: S,
-  handling: ImportHandling<NoInfer<z.output<S>>, NoInfer<ResultOf<E>>>,
+  handling: ImportHandling<NoInfer<z.output<S>>, W, NoInfer<ResultOf<E>>>,
 ): Route {
   return route(endpoint, async (chunk: ImportChunk) => {
-    const parsed = parseLines(chunk.lines, schema);
-    const valid = parsed.flatMap((p) => (p.ok ? [{ line: p.line, value: p.value }] : []));
-    const refused = (await handling.write(chunk.project, valid, new Date(chunk.batchAt))) ?? new Map<number, string>();
-    const results = parsed.map((p) => {
-      if (!p.ok) return handling.error(p.raw, p.message, p.line);
-      const reason = refused.get(p.line);
-      return reason ? handling.error(p.value, reason, p.line) : handling.ok(p.value);
+    const writes: W[] = [];
+    const outcomes = parseLines(chunk.lines, schema).map((p) => {
+      if (!p.ok) return { line: p.line, result: handling.error(p.raw, p.message, p.line) };
+      writes.push(handling.prepare(p.value, p.line));
+      return { line: p.line, result: handling.ok(p.value) };
+    });
+    const refused = (await handling.write(chunk.project, writes, new Date(chunk.batchAt))) ?? new Map<number, string>();
+    const results = outcomes.map(({ line, result }) => {
+      const reason = refused.get(line);
+      // A refused valid item: its ok result (which names it) turned into an error.
+      return reason ? { ...(result as object), status: 'error', message: reason, line } : result;
     });
     return { results } as z.output<E['reply']>;
   });

@@ -12,6 +12,8 @@ import type { Publisher } from './publisher.js';
  */
 export interface ServiceClient {
   call<E extends Endpoint>(endpoint: E, request: RequestOf<E>, options?: CallOptions): Promise<ReplyOf<E>>;
+  /** The largest message the connected NATS server takes, in bytes. */
+  maxPayload(): number;
   /** Stops listening for replies; requests still waiting fail with 503. */
   close(): void;
 }
@@ -61,7 +63,7 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
   return {
     async call(endpoint, request, options) {
       const token = (sequence++).toString(36);
-      const payload = JSON.stringify(request);
+      const payload = endpoint.codec.encode(request);
       const msg = await new Promise<Msg>((resolve, reject) => {
         const timer = setTimeout(() => settle(token)?.reject(AppError.unavailable('the service did not answer in time')), options?.timeoutMs ?? timeoutMs);
         waiting.set(token, { resolve, reject, timer });
@@ -71,6 +73,7 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
       });
       return decodeReply(endpoint, msg);
     },
+    maxPayload: () => nc.info?.max_payload ?? 1024 * 1024,
     close() {
       replies.unsubscribe();
       failAll(AppError.unavailable('the service is shutting down'));

@@ -8,14 +8,14 @@ import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
  * beyond that iteration.
  */
 export interface Publisher {
-  publish(subject: string, payload: string, options?: { reply?: string; headers?: MsgHdrs }, onError?: (err: unknown) => void): void;
+  publish(subject: string, payload: string | Uint8Array, options?: { reply?: string; headers?: MsgHdrs }, onError?: (err: unknown) => void): void;
   /** Hands everything queued to the client now (before a drain). */
   flush(): void;
 }
 
 interface Queued {
   subject: string;
-  payload: string;
+  payload: string | Uint8Array;
   options?: { reply?: string; headers?: MsgHdrs };
   onError?: (err: unknown) => void;
 }

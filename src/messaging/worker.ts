@@ -85,9 +85,9 @@ async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger): Pr
 function parseRequest(endpoint: Endpoint, msg: Msg): unknown {
   let input: unknown;
   try {
-    input = msg.json();
+    input = endpoint.codec.decode(msg.data);
   } catch {
-    throw AppError.badRequest(`request on ${endpoint.subject} is not JSON`);
+    throw AppError.badRequest(`request on ${endpoint.subject} cannot be read`);
   }
   const parsed = endpoint.request.safeParse(input);
   if (!parsed.success) throw AppError.validation(parsed.error, 'request');

@@ -3,7 +3,7 @@ import { AvailabilityBatchItem, AvailabilityList, availabilities } from '../../.
 import { AvailabilityResult, imports } from '../../../subjects/imports.js';
 import { Sku } from '../../../subjects/products.js';
 import type { ServiceClient } from '../../messaging/client.js';
-import { BatchBodyLimit, batchLines, fieldOf, NdjsonTypes, sendBatch } from '../batch.js';
+import { BatchBodyLimit, batchItems, fieldOf, NdjsonTypes, sendBatch } from '../batch.js';
 import { documentedBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 
 // "availabilites": spelled as the spec spells it.
@@ -30,7 +30,7 @@ export function availabilityRoutes(app: ZodApp, client: ServiceClient): void {
         client,
         endpoint: imports.availabilities,
         project: request.params.project,
-        lines: batchLines(request.body),
+        items: batchItems(request.body),
         failed: ([line, text], message): AvailabilityResult => ({
           availability: { shopID: fieldOf(text, 'availability', 'shopID'), sku: fieldOf(text, 'availability', 'sku') },
           status: 'error',

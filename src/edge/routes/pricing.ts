@@ -16,7 +16,7 @@ import {
 import { Sku } from '../../../subjects/products.js';
 import { AppError } from '../../errors.js';
 import type { ServiceClient } from '../../messaging/client.js';
-import { BatchBodyLimit, batchLines, fieldOf, NdjsonTypes, sendBatch } from '../batch.js';
+import { BatchBodyLimit, batchItems, fieldOf, NdjsonTypes, sendBatch } from '../batch.js';
 import { documentedBody, EmptyBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 
 const SkuParams = ProjectParams.extend({ sku: Sku });
@@ -53,7 +53,7 @@ export function pricingRoutes(app: ZodApp, client: ServiceClient): void {
         client,
         endpoint: imports.categoryPrices,
         project: request.params.project,
-        lines: batchLines(request.body),
+        items: batchItems(request.body),
         failed: ([line, text], message): CategoryPriceResult => ({ sku: fieldOf(text, 'sku'), category: fieldOf(text, 'category'), status: 'error', message, line }),
       }),
   );
@@ -187,7 +187,7 @@ export function pricingRoutes(app: ZodApp, client: ServiceClient): void {
         client,
         endpoint: imports.legacyPricings,
         project: request.params.project,
-        lines: batchLines(request.body),
+        items: batchItems(request.body),
         failed: ([line, text], message): PricingResult => ({ sku: fieldOf(text, 'item', 'sku'), status: 'error', message, line }),
       }),
   );
@@ -212,7 +212,7 @@ export function pricingRoutes(app: ZodApp, client: ServiceClient): void {
         client,
         endpoint: imports.legacyPrices,
         project: request.params.project,
-        lines: batchLines(request.body),
+        items: batchItems(request.body),
         failed: ([line, text], message): PriceResult => ({ sku: fieldOf(text, 'sku'), category: fieldOf(text, 'category'), status: 'error', message, line }),
       }),
   );

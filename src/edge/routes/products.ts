@@ -4,7 +4,7 @@ import { imports, type ProductResult } from '../../../subjects/imports.js';
 import { Plu, Product, ProductListMediaType, ProductSearchResult, products, Sku, StoredProduct } from '../../../subjects/products.js';
 import { AppError } from '../../errors.js';
 import type { ServiceClient } from '../../messaging/client.js';
-import { BatchBodyLimit, batchLines, fieldOf, NdjsonTypes, sendBatch } from '../batch.js';
+import { BatchBodyLimit, batchItems, fieldOf, NdjsonTypes, sendBatch } from '../batch.js';
 import { documentedBody, EmptyBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 import { jsonArray, ndjson as ndjsonStream } from '../streams.js';
 
@@ -54,7 +54,7 @@ export function productRoutes(app: ZodApp, client: ServiceClient): void {
         client,
         endpoint: imports.products,
         project: request.params.project,
-        lines: batchLines(request.body),
+        items: batchItems(request.body),
         failed: ([line, text], message): ProductResult => ({ sku: fieldOf(text, 'sku'), status: 'error', message, line }),
       }),
   );
