@@ -16,6 +16,12 @@ import { createTestDatabase } from './database.js';
 import { createHttpClient, type HttpClient } from './http.js';
 
 export const TestSecret = 'test-secret-that-is-long-enough-for-hs256-0123456789';
+
+// tap ends a file that runs too long with SIGALRM (and SIGKILL soon after); like SIGTERM, its
+// default skips 'exit' handlers, where the nats-servers and services a file spawned are killed.
+// Exit normally instead, so that they do not outlive the file.
+process.once('SIGALRM', () => process.exit(142));
+process.once('SIGTERM', () => process.exit(143));
 export const TestProject = 'acme-test01';
 
 export interface TestService extends HttpClient {
