@@ -1,3 +1,5 @@
+import { gs1CheckDigit } from '../src/domain/codes.js';
+
 /**
  * Realistic catalog data for benchmarks and tests: what a grocery retailer's nightly export holds.
  * Deterministic for a given index, so runs are comparable.
@@ -24,7 +26,7 @@ export function fixtureProduct(i: number) {
     additionalAttributes: { origin: pick(['DE', 'NL', 'ES', 'IT'], i), shelf: `A${i % 40}` },
     taxCategory: i % 3 === 0 ? 'reduced' : 'normal',
     codes: [
-      { code: `${ean}${eanCheckDigit(ean)}`, template: 'default', isPrimary: true },
+      { code: `${ean}${gs1CheckDigit(ean)}`, template: 'default', isPrimary: true },
       ...(i % 4 === 0 ? [{ code: `2${String(i).padStart(11, '0').slice(-11)}`, template: 'default', isPrimary: false }] : []),
     ],
     ...(weighable ? { pluSet: [String(10_000 + i)], referenceUnit: 'kg', encodingUnit: 'g', weighByCustomer: true } : {}),
@@ -43,9 +45,4 @@ export function fixtureCategoryPricing(i: number, category = 'default') {
     category,
     prices: i % 5 === 0 ? [list, { price: `${i % 20}.00`, currency: 'EUR', tier: 'discount', quantity: 1, validFrom: '2026-01-01T00:00:00Z', validTo: '2027-01-01T00:00:00Z' }] : [list],
   };
-}
-
-export function eanCheckDigit(first12: string): number {
-  const sum = [...first12].reduce((acc, d, k) => acc + Number(d) * (k % 2 === 0 ? 1 : 3), 0);
-  return (10 - (sum % 10)) % 10;
 }

@@ -65,7 +65,16 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   cleanups.push(() => nats.stop());
 
   const port = await freePort();
-  const serviceEnv = { DATABASE_URL: databaseUrl, NATS_URL: nats.url, JWT_SECRET: Secret, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env };
+  const serviceEnv = {
+    DATABASE_URL: databaseUrl,
+    NATS_URL: nats.url,
+    JWT_SECRET: Secret,
+    CHECKOUT_SIGNING_SECRET: `checkout-${Secret}`,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    ...env,
+  };
   const processes = options.topology === 'split'
     ? [spawnNode('dist/src/main.js', [], { ...serviceEnv, ROLE: 'workers' }), spawnNode('dist/src/main.js', [], { ...serviceEnv, ROLE: 'edge' })]
     : [spawnNode('dist/src/main.js', [], serviceEnv)];

@@ -1,4 +1,5 @@
 import { cpus } from 'node:os';
+import { checkoutInfoScenario } from './scenarios/checkout-info.js';
 import { importScenario } from './scenarios/import.js';
 import { shopGet } from './scenarios/shop-get.js';
 
@@ -9,6 +10,7 @@ import { shopGet } from './scenarios/shop-get.js';
 const scenarios: Record<string, () => Promise<string[]>> = {
   'shop-get': shopGet,
   import: importScenario,
+  'checkout-info': checkoutInfoScenario,
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

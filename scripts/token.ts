@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { isPermission, Permissions, type Permission } from '../src/auth/permissions.js';
-import { resolveSigningSecret } from '../src/auth/secret.js';
+import { resolveJwtSecret } from '../src/secrets.js';
 import { signToken } from '../src/auth/tokens.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   if (!/^\d+[smhdw]$/.test(values.ttl)) throw new ConfigError(`--ttl must be a number with s, m, h, d or w, such as 1h (got ${values.ttl})`);
 
   const config = loadConfig();
-  const { secret } = await resolveSigningSecret(config);
+  const { secret } = await resolveJwtSecret(config);
   if (!secret) throw new ConfigError('JWT_SECRET is not set: with JWKS_URL alone, tokens come from your identity provider');
 
   const token = await signToken(

@@ -18,6 +18,7 @@ const Environment = z
     TLS_KEY_FILE: variable(z.string().optional()),
     DATABASE_URL: variable(z.string().optional()),
     DATABASE_POOL_MAX: variable(z.coerce.number().int().min(1).max(200).default(10)),
+    CHECKOUT_POOL_MAX: variable(z.coerce.number().int().min(1).max(200).default(2)),
     NATS_URL: variable(z.string().optional()),
     NATS_SERVER_BIN: variable(z.string().optional()),
     DATA_DIR: variable(z.string().default('./data')),
@@ -27,6 +28,8 @@ const Environment = z
     JWT_AUDIENCE: variable(z.string().default('checkout-platform')),
     LOG_LEVEL: variable(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
     REQUEST_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(5000)),
+    CHECKOUT_SIGNING_SECRET: variable(z.string().min(32, 'must be at least 32 characters').optional()),
+    CHECKOUT_INFO_TTL_SECONDS: variable(z.coerce.number().int().min(1).default(3600)),
   })
   .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
     message: 'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
@@ -46,12 +49,13 @@ const Configuration = Environment.transform((env) => ({
     port: env.PORT,
     tls: env.TLS_CERT_FILE && env.TLS_KEY_FILE ? { certFile: env.TLS_CERT_FILE, keyFile: env.TLS_KEY_FILE } : undefined,
   },
-  database: { url: env.DATABASE_URL, poolMax: env.DATABASE_POOL_MAX },
+  database: { url: env.DATABASE_URL, poolMax: env.DATABASE_POOL_MAX, checkoutPoolMax: env.CHECKOUT_POOL_MAX },
   nats: { url: env.NATS_URL, serverBin: env.NATS_SERVER_BIN },
   dataDir: env.DATA_DIR,
   auth: { jwtSecret: env.JWT_SECRET, jwksUrl: env.JWKS_URL, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE },
   logLevel: env.LOG_LEVEL,
   requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+  checkout: { signingSecret: env.CHECKOUT_SIGNING_SECRET, infoTtlSeconds: env.CHECKOUT_INFO_TTL_SECONDS },
 }));
 
 export type Config = z.output<typeof Configuration>;

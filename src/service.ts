@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { startWorkers } from '../actors/index.js';
 import { system } from '../subjects/system.js';
-import { resolveSigningSecret } from './auth/secret.js';
 import { createTokenVerifier } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { buildEdge, type EdgeApp } from './edge/server.js';
@@ -13,6 +12,7 @@ import { loadMigrations, migrate, migrationsDir } from './infra/migrate.js';
 import { connectNats, startNatsServer } from './infra/nats.js';
 import { connectPostgres } from './infra/postgres.js';
 import { projectRoot } from './infra/project-root.js';
+import { resolveCheckoutSecret, resolveJwtSecret, type Secret } from './secrets.js';
 import type { Logger } from './logger.js';
 import { createServiceClient, type ServiceClient } from './messaging/client.js';
 import { createPublisher, type Publisher } from './messaging/publisher.js';
@@ -94,22 +94,30 @@ async function startWorkerSide(
   }
   const sql = connectPostgres({ url: databaseUrl, poolMax: config.database.poolMax });
   stops.push(() => sql.end({ timeout: 5 }));
+  // Checkouts get a pool of their own: long import transactions never take the connections a
+  // checkout waits for, and its sessions keep one generic plan per statement instead of planning
+  // the cart's catalog statement anew on every call (it took as long to plan as to run). It is
+  // small by default: queries pipelined on two connections cost Postgres and this process less
+  // than the same queries spread over ten (measured: 1571 against 1281 checkouts/s on 2 cores).
+  const checkoutSql = connectPostgres({
+    url: databaseUrl,
+    poolMax: config.database.checkoutPoolMax,
+    applicationName: 'checkout-platform-checkout',
+    settings: { plan_cache_mode: 'force_generic_plan' },
+  });
+  stops.push(() => checkoutSql.end({ timeout: 5 }));
   const migrations = await loadMigrations(migrationsDir());
   await migrate(sql, migrations, log);
-  const workers = startWorkers({ sql, ...bus, log, migrations });
+  const checkoutSecret = await resolveCheckoutSecret(config);
+  logGenerated(log, 'CHECKOUT_SIGNING_SECRET', checkoutSecret, 'every worker process must share it');
+  const checkout = { signingKey: new TextEncoder().encode(checkoutSecret.secret), infoTtlMs: config.checkout.infoTtlSeconds * 1000 };
+  const workers = startWorkers({ sql, checkoutSql, ...bus, log, migrations, checkout });
   stops.push(() => workers.stop());
 }
 
 async function startEdgeSide(config: Config, log: Logger, nc: NatsConnection, client: ServiceClient): Promise<EdgeApp> {
-  const signing = await resolveSigningSecret(config);
-  if (signing.generated) {
-    log.warn(
-      { file: signing.generated.file },
-      signing.generated.created
-        ? 'JWT_SECRET is unset: generated a secret into the data directory (npm run token signs with it)'
-        : 'JWT_SECRET is unset: using the secret generated earlier in the data directory',
-    );
-  }
+  const signing = await resolveJwtSecret(config);
+  logGenerated(log, 'JWT_SECRET', signing, 'npm run token signs with it');
   const verifier = createTokenVerifier({
     secret: signing.secret,
     jwksUrl: config.auth.jwksUrl,
@@ -117,6 +125,15 @@ async function startEdgeSide(config: Config, log: Logger, nc: NatsConnection, cl
     audience: config.auth.audience,
   });
   return buildEdge({ config, log, client, verifier, health: () => checkHealth(nc, client), version: packageVersion() });
+}
+
+function logGenerated(log: Logger, variable: string, secret: Secret, note: string): void {
+  if (!secret.generated) return;
+  const { file, created } = secret.generated;
+  log.warn(
+    { file },
+    created ? `${variable} is unset: generated a secret into the data directory (${note})` : `${variable} is unset: using the secret generated earlier in the data directory`,
+  );
 }
 
 const HealthTimeoutMs = 2000;

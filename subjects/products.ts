@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Units } from '../src/domain/units.js';
+import { Units, type Unit as UnitName } from '../src/domain/units.js';
 import { Done, ProjectId } from './common.js';
 import { endpoint } from './contract.js';
 
@@ -12,7 +12,7 @@ export const Sku = z
 
 export const Plu = z.string().regex(/^\d{1,8}$/, 'a PLU is 1 to 8 digits');
 
-export const Unit = z.enum(Units as [string, ...string[]]);
+export const Unit = z.enum(Units as [UnitName, ...UnitName[]]);
 
 const Text = (max: number) => z.string().max(max);
 

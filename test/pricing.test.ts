@@ -5,7 +5,7 @@ import { resolvePrice, shopCategoryOrder, type LegacyPrice, type PriceQuery, typ
 
 const now = new Date('2026-11-21T12:00:00Z');
 const day = 86_400_000;
-const iso = (offsetDays: number) => new Date(now.getTime() + offsetDays * day).toISOString();
+const iso = (offsetDays: number) => now.getTime() + offsetDays * day;
 const query = (overrides: Partial<PriceQuery> = {}): PriceQuery => ({
   categories: ['summer', 'default'],
   at: now,
@@ -66,8 +66,8 @@ t.test('examples', async (t) => {
   t.match(resolvePrice(prices({ default: [list(199)] }, { summer: { listPrice: 99 } }), query()), { unitPrice: 199, source: 'v2' }, 'v2 wins over legacy even in a lower category');
   t.match(resolvePrice(prices({ default: [list(199, { validTo: iso(-1) })] }, { summer: { listPrice: 99 } }), query()), { unitPrice: 99, source: 'legacy' }, 'legacy when no v2 price applies now');
   t.equal(resolvePrice(prices(), query()), undefined, 'no price');
-  t.match(resolvePrice(prices({ default: [list(199, { validFrom: now.toISOString() })] }), query()), { unitPrice: 199 }, 'validFrom is inclusive');
-  t.equal(resolvePrice(prices({ default: [list(199, { validTo: now.toISOString() })] }), query()), undefined, 'validTo is exclusive');
+  t.match(resolvePrice(prices({ default: [list(199, { validFrom: now.getTime() })] }), query()), { unitPrice: 199 }, 'validFrom is inclusive');
+  t.equal(resolvePrice(prices({ default: [list(199, { validTo: now.getTime() })] }), query()), undefined, 'validTo is exclusive');
 });
 
 // Random price data: a few categories, entries around `now`, both tiers, quantities 1-5.

@@ -230,7 +230,8 @@ export async function loadProductPrices(sql: Sql | TransactionSql, project: stri
   return result;
 }
 
-function toDomainPrice(p: PriceV2): DomainPrice[] {
+/** A stored v2 price as the resolution counts it (amount in the subunit); none when unreadable. */
+export function toDomainPrice(p: PriceV2): DomainPrice[] {
   const amount = parseAmount(p.price, p.currency);
   if (amount === undefined) return [];
   return [
@@ -239,8 +240,8 @@ function toDomainPrice(p: PriceV2): DomainPrice[] {
       currency: p.currency,
       tier: p.tier,
       quantity: p.quantity,
-      ...(p.validFrom ? { validFrom: p.validFrom } : {}),
-      ...(p.validTo ? { validTo: p.validTo } : {}),
+      ...(p.validFrom ? { validFrom: Date.parse(p.validFrom) } : {}),
+      ...(p.validTo ? { validTo: Date.parse(p.validTo) } : {}),
       ...(p.basePrice ? { basePrice: p.basePrice } : {}),
     },
   ];

@@ -43,3 +43,15 @@ export function formatAmount(amount: number, currency: string): string {
 export function roundHalfAwayFromZero(value: number): number {
   return Math.sign(value) * Math.round(Math.abs(value));
 }
+
+/** numerator / denominator rounded half away from zero, exactly (for amounts beyond 2^53 too). */
+export function divideRounded(numerator: bigint, denominator: bigint): number {
+  if (denominator <= 0n) throw new RangeError('the denominator must be positive');
+  const negative = numerator < 0n;
+  const magnitude = negative ? -numerator : numerator;
+  let quotient = magnitude / denominator;
+  if ((magnitude % denominator) * 2n >= denominator) quotient += 1n;
+  const result = Number(negative ? -quotient : quotient);
+  if (!Number.isSafeInteger(result)) throw new RangeError('the amount is too large to count exactly');
+  return result;
+}

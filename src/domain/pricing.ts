@@ -30,9 +30,9 @@ export interface PriceV2 {
   tier: string;
   /** From how many counted units on the price applies; 1 for a plain price. */
   quantity: number;
-  /** ISO 8601 in UTC, as stored. */
-  validFrom?: string;
-  validTo?: string;
+  /** Epoch milliseconds (the loader converts the stored ISO text once, not on every resolution). */
+  validFrom?: number;
+  validTo?: number;
   basePrice?: string;
 }
 
@@ -66,7 +66,7 @@ export interface ResolvedPrice {
   listPrice: number;
   source: 'v2' | 'legacy';
   category: string;
-  basePrice?: string;
+  basePrice: string | undefined;
 }
 
 const SellingTiers = new Set(['list', 'discount']);
@@ -74,12 +74,12 @@ const SellingTiers = new Set(['list', 'discount']);
 export function resolvePrice(prices: ProductPrices, query: PriceQuery): ResolvedPrice | undefined {
   for (const category of query.categories) {
     const entries = prices.v2.get(category);
-    const resolved = entries && resolveV2(entries, query);
-    if (resolved) return { ...resolved, category };
+    const resolved = entries && resolveV2(entries, query, category);
+    if (resolved) return resolved;
   }
   for (const category of query.categories) {
     const price = prices.legacy.get(category);
-    if (price) return { ...resolveLegacy(price, query.loyaltyCard), category };
+    if (price) return resolveLegacy(price, query.loyaltyCard, category);
   }
   return undefined;
 }
@@ -95,10 +95,10 @@ export function shopCategoryOrder(categories: ReadonlyArray<{ id: string; priori
 
 export function isValidAt(entry: Pick<PriceV2, 'validFrom' | 'validTo'>, at: Date): boolean {
   const t = at.getTime();
-  return (entry.validFrom === undefined || Date.parse(entry.validFrom) <= t) && (entry.validTo === undefined || t < Date.parse(entry.validTo));
+  return (entry.validFrom === undefined || entry.validFrom <= t) && (entry.validTo === undefined || t < entry.validTo);
 }
 
-function resolveV2(entries: readonly PriceV2[], query: PriceQuery): Omit<ResolvedPrice, 'category'> | undefined {
+function resolveV2(entries: readonly PriceV2[], query: PriceQuery, category: string): ResolvedPrice | undefined {
   // The winning entry of each (tier, quantity) group.
   const groups = new Map<string, PriceV2>();
   for (const entry of entries) {
@@ -114,19 +114,19 @@ function resolveV2(entries: readonly PriceV2[], query: PriceQuery): Omit<Resolve
   if (!best) return undefined;
   const list = groups.get(`list\u00001`);
   const basePrice = list?.basePrice ?? best.basePrice;
-  return { unitPrice: best.amount, listPrice: list?.amount ?? best.amount, source: 'v2', ...(basePrice ? { basePrice } : {}) };
+  return { unitPrice: best.amount, listPrice: list?.amount ?? best.amount, source: 'v2', category, basePrice };
 }
 
 /** A later validFrom wins; between equals, the lower amount, so that input order never matters. */
 function supersedes(entry: PriceV2, current: PriceV2): boolean {
-  const a = entry.validFrom === undefined ? -Infinity : Date.parse(entry.validFrom);
-  const b = current.validFrom === undefined ? -Infinity : Date.parse(current.validFrom);
+  const a = entry.validFrom ?? -Infinity;
+  const b = current.validFrom ?? -Infinity;
   return a > b || (a === b && entry.amount < current.amount);
 }
 
-function resolveLegacy(price: LegacyPrice, loyaltyCard: boolean): Omit<ResolvedPrice, 'category'> {
+function resolveLegacy(price: LegacyPrice, loyaltyCard: boolean, category: string): ResolvedPrice {
   let unitPrice = price.listPrice;
   if (price.discountedPrice) unitPrice = Math.min(unitPrice, price.discountedPrice);
   if (loyaltyCard && price.customerCardPrice) unitPrice = Math.min(unitPrice, price.customerCardPrice);
-  return { unitPrice, listPrice: price.listPrice, source: 'legacy', ...(price.basePrice ? { basePrice: price.basePrice } : {}) };
+  return { unitPrice, listPrice: price.listPrice, source: 'legacy', category, basePrice: price.basePrice ?? undefined };
 }

@@ -1,37 +1,38 @@
 /**
  * Units of weighable and measured products: the unit a price refers to (referenceUnit, such as kg)
- * and the unit a scanned code or cart item carries (encodingUnit, such as g).
+ * and the unit a scanned code or cart item carries (encodingUnit, such as g). Each unit is an exact
+ * integer number of its dimension's base unit, so conversions are exact ratios.
  */
-const Factors = {
-  mg: ['mass', 0.001],
-  g: ['mass', 1],
-  kg: ['mass', 1000],
-  ml: ['volume', 1],
-  cl: ['volume', 10],
-  dl: ['volume', 100],
-  l: ['volume', 1000],
-  mm: ['length', 1],
-  cm: ['length', 10],
-  dm: ['length', 100],
-  m: ['length', 1000],
-  m2: ['area', 1],
-  m3: ['volume', 1_000_000],
-  piece: ['count', 1],
-} as const satisfies Record<string, readonly [string, number]>;
+const Base = {
+  mg: ['mass', 1n],
+  g: ['mass', 1_000n],
+  kg: ['mass', 1_000_000n],
+  ml: ['volume', 1n],
+  cl: ['volume', 10n],
+  dl: ['volume', 100n],
+  l: ['volume', 1_000n],
+  m3: ['volume', 1_000_000n],
+  mm: ['length', 1n],
+  cm: ['length', 10n],
+  dm: ['length', 100n],
+  m: ['length', 1_000n],
+  m2: ['area', 1n],
+  piece: ['count', 1n],
+} as const satisfies Record<string, readonly [string, bigint]>;
 
-export type Unit = keyof typeof Factors;
-export const Units = Object.keys(Factors) as Unit[];
+export type Unit = keyof typeof Base;
+export const Units = Object.keys(Base) as Unit[];
 
 export function isUnit(value: string): value is Unit {
-  return Object.hasOwn(Factors, value);
+  return Object.hasOwn(Base, value);
 }
 
 /**
- * How many `to` units one `from` unit is (g → kg: 0.001). Undefined when the two measure different
- * things (g and l).
+ * One `from` unit is numerator/denominator `to` units (g → kg: 1/1000). Undefined when the two
+ * measure different things (g and l).
  */
-export function conversionFactor(from: Unit, to: Unit): number | undefined {
-  const [fromDimension, fromFactor] = Factors[from];
-  const [toDimension, toFactor] = Factors[to];
-  return fromDimension === toDimension ? fromFactor / toFactor : undefined;
+export function unitRatio(from: Unit, to: Unit): { numerator: bigint; denominator: bigint } | undefined {
+  const [fromDimension, fromBase] = Base[from];
+  const [toDimension, toBase] = Base[to];
+  return fromDimension === toDimension ? { numerator: fromBase, denominator: toBase } : undefined;
 }

@@ -14,6 +14,7 @@ import { registerOpenApi } from './openapi.js';
 import { isDocumentedOnly } from './schemas.js';
 import { healthRoutes, type HealthCheck } from './routes/health.js';
 import { availabilityRoutes } from './routes/availabilities.js';
+import { checkoutRoutes } from './routes/checkout.js';
 import { pricingRoutes } from './routes/pricing.js';
 import { productRoutes } from './routes/products.js';
 import { settingsRoutes } from './routes/settings.js';
@@ -79,5 +80,6 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   productRoutes(zodApp, deps.client);
   availabilityRoutes(zodApp, deps.client);
   pricingRoutes(zodApp, deps.client);
+  checkoutRoutes(zodApp, deps.client);
   return app;
 }

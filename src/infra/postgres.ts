@@ -3,14 +3,22 @@ import postgres from 'postgres';
 export type Sql = postgres.Sql;
 export type TransactionSql = postgres.TransactionSql;
 
-/** The pool every worker of this process shares. */
-export function connectPostgres(options: { url: string; poolMax: number; applicationName?: string }): Sql {
+export interface PoolOptions {
+  url: string;
+  poolMax: number;
+  applicationName?: string;
+  /** Session settings of every connection (such as plan_cache_mode). */
+  settings?: Record<string, string>;
+}
+
+/** A connection pool. */
+export function connectPostgres(options: PoolOptions): Sql {
   return postgres(options.url, {
     max: options.poolMax,
     connect_timeout: 10,
     idle_timeout: 60,
     onnotice: () => {},
-    connection: { application_name: options.applicationName ?? 'checkout-platform' },
+    connection: { application_name: options.applicationName ?? 'checkout-platform', ...options.settings },
   });
 }
 

@@ -23,6 +23,7 @@ export const TestSecret = 'test-secret-that-is-long-enough-for-hs256-0123456789'
 process.once('SIGALRM', () => process.exit(142));
 process.once('SIGTERM', () => process.exit(143));
 export const TestProject = 'acme-test01';
+export const TestCheckoutSecret = 'test-checkout-signing-secret-long-enough-0123456789';
 
 export interface TestService extends HttpClient {
   service: RunningService;
@@ -80,6 +81,7 @@ export async function startTestService(t: Test, options: TestServiceOptions = {}
     DATABASE_POOL_MAX: '4',
     NATS_URL: infra.natsUrl,
     JWT_SECRET: TestSecret,
+    CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,
     HOST: '127.0.0.1',
     PORT: '0',
     DATA_DIR: infra.dataDir,

@@ -1,0 +1,35 @@
+import { Cart, checkout, SignedCheckoutInfo } from '../../../subjects/checkout.js';
+import { ShopId } from '../../../subjects/shops.js';
+import { AppError } from '../../errors.js';
+import type { ServiceClient } from '../../messaging/client.js';
+import { documentedBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
+
+const tags = ['checkout'];
+
+export function checkoutRoutes(app: ZodApp, client: ServiceClient): void {
+  app.post(
+    '/:project/checkout/info',
+    {
+      config: { auth: { permissions: ['productsRead'] } },
+      schema: {
+        tags,
+        summary: 'Price a cart into a signed checkout info with the payment methods it may use',
+        description: [
+          'Errors: 400 `bad_shop_id` (shopID missing or malformed), 404 `shop_not_found`, 400 `bad_request` (the cart, with zod issues),',
+          '400 `invalid_cart_item` with every refused item in `details` as `{sku, type, message, id}`, 400 `no_available_method`.',
+          'Item refusal types: product_not_found, sale_stop, not_for_sale, deposit_alone, max_sale_quantity, device_not_allowed, no_price, weight_required, no_tax_rate, invalid_code.',
+        ].join(' '),
+        params: ProjectParams,
+        body: documentedBody(Cart),
+        response: { 200: SignedCheckoutInfo, ...ErrorResponses },
+      },
+    },
+    async (request) => {
+      const body = request.body as { shopID?: unknown } | null;
+      if (!ShopId.safeParse(body?.shopID).success) throw new AppError(400, 'bad_shop_id', 'shopID is missing or not a shop id');
+      const cart = Cart.safeParse(body);
+      if (!cart.success) throw AppError.validation(cart.error, 'cart');
+      return client.call(checkout.info, { project: request.params.project, cart: cart.data });
+    },
+  );
+}

@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ConfigError, type Config } from './config.js';
+
+/**
+ * Secrets the service signs with. Each comes from its variable; outside production an unset one is
+ * generated once into the data directory, so that a fresh start needs no setup and every process
+ * sharing the directory (and `npm run token`) agrees on it. Production never generates a secret.
+ */
+export interface Secret {
+  secret?: string;
+  /** Set when the secret came from (or was just written to) the data directory. */
+  generated?: { file: string; created: boolean };
+}
+
+/** The HS256 secret of bearer tokens (JWT_SECRET); none when only JWKS_URL verifies tokens. */
+export async function resolveJwtSecret(config: Config): Promise<Secret> {
+  if (config.auth.jwtSecret) return { secret: config.auth.jwtSecret };
+  if (config.auth.jwksUrl) return {};
+  if (config.env === 'production') throw new ConfigError('set JWT_SECRET or JWKS_URL: production never generates a secret');
+  return fromDataDir(config.dataDir, 'jwt-secret');
+}
+
+/** The key checkout infos are signed and verified with (CHECKOUT_SIGNING_SECRET). */
+export async function resolveCheckoutSecret(config: Config): Promise<Secret & { secret: string }> {
+  if (config.checkout.signingSecret) return { secret: config.checkout.signingSecret };
+  if (config.env === 'production') throw new ConfigError('set CHECKOUT_SIGNING_SECRET: production never generates a secret');
+  return fromDataDir(config.dataDir, 'checkout-signing-secret');
+}
+
+async function fromDataDir(dataDir: string, name: string): Promise<{ secret: string; generated: { file: string; created: boolean } }> {
+  const file = path.resolve(dataDir, name);
+  if (existsSync(file)) return { secret: await readSecret(file), generated: { file, created: false } };
+  await mkdir(path.dirname(file), { recursive: true });
+  try {
+    await writeFile(file, `${randomBytes(48).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    // Another process won the race to create it; the file is the truth either way.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot write ${file}`, { cause: err });
+  }
+  return { secret: await readSecret(file), generated: { file, created: true } };
+}
+
+async function readSecret(file: string): Promise<string> {
+  return (await readFile(file, 'utf8')).trim();
+}

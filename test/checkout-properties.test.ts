@@ -1,0 +1,218 @@
+import fc from 'fast-check';
+import t from 'tap';
+import { priceCart, type Catalog, type CatalogEntry, type CartContext } from '../src/domain/cart.js';
+import type { PriceV2 } from '../src/domain/pricing.js';
+import canonicalize from 'canonicalize';
+import { canonicalCheckoutInfo, signCheckoutInfo, verifyCheckoutInfo } from '../src/domain/signature.js';
+import { taxIncluded } from '../src/domain/tax.js';
+import type { CartItem, CheckoutInfo, LineItem } from '../subjects/checkout.js';
+import { Product } from '../subjects/products.js';
+
+/**
+ * Random catalogs and carts, priced by the domain function the checkout worker uses: the identities
+ * of design.md hold for every cart, and a signed checkout info cannot be changed unnoticed.
+ */
+const rates = { normal: '19', reduced: '7', zero: '0', half: '5.5' };
+const context = (loyaltyCard: boolean): CartContext => ({ categories: ['default'], taxRates: rates, currency: 'EUR', at: new Date(), loyaltyCard, deviceType: 'app' });
+
+const priceEntry = fc.record({
+  amount: fc.integer({ min: 0, max: 50_000 }),
+  tier: fc.constantFrom('list', 'discount'),
+  quantity: fc.integer({ min: 1, max: 4 }),
+});
+
+const productSpec = fc.record({
+  measure: fc.constantFrom(null, 'kg', 'l', 'piece'),
+  taxCategory: fc.constantFrom('normal', 'reduced', 'zero', 'half'),
+  deposit: fc.boolean(),
+  sharedKey: fc.boolean(),
+  // A plain list price always, so every product sells; quantity and discount prices besides.
+  listPrice: fc.integer({ min: 0, max: 50_000 }),
+  prices: fc.array(priceEntry, { maxLength: 3 }),
+  legacyOnly: fc.option(fc.record({ listPrice: fc.integer({ min: 0, max: 50_000 }), customerCardPrice: fc.integer({ min: 0, max: 50_000 }) }), { nil: undefined }),
+});
+
+type ProductSpec = typeof productSpec extends fc.Arbitrary<infer T> ? T : never;
+
+function buildCatalog(specs: ProductSpec[]): Catalog {
+  const bySku = new Map<string, CatalogEntry>();
+  bySku.set('DEPOSIT', {
+    product: Product.parse({ sku: 'DEPOSIT', name: 'Pfand', taxCategory: 'normal' }),
+    prices: { v2: new Map([['default', [{ amount: 25, currency: 'EUR', tier: 'list', quantity: 1 }]]]), legacy: new Map() },
+    isDeposit: true,
+  });
+  specs.forEach((spec, i) => {
+    const sku = `P${i}`;
+    const product = Product.parse({
+      sku,
+      name: `Product ${i}`,
+      taxCategory: spec.taxCategory,
+      referenceUnit: spec.measure,
+      encodingUnit: spec.measure === 'kg' ? 'g' : spec.measure === 'l' ? 'ml' : null,
+      depositProduct: spec.deposit ? 'DEPOSIT' : '',
+      quantityPriceKey: spec.sharedKey ? 'shared' : '',
+    });
+    const v2: PriceV2[] = [{ amount: spec.listPrice, tier: 'list', quantity: 1 }, ...spec.prices].map((p) => ({ ...p, currency: 'EUR' }));
+    bySku.set(sku, {
+      product,
+      prices: spec.legacyOnly ? { v2: new Map(), legacy: new Map([['default', spec.legacyOnly]]) } : { v2: new Map([['default', v2]]), legacy: new Map() },
+      isDeposit: false,
+    });
+  });
+  return { bySku, skuOfCode: new Map(), skuOfPlu: new Map() };
+}
+
+const cartOf = (productCount: number) =>
+  fc.array(
+    fc.record({
+      product: fc.integer({ min: 0, max: productCount - 1 }),
+      amount: fc.integer({ min: 1, max: 6 }),
+      weight: fc.integer({ min: 1, max: 25_000 }),
+      units: fc.integer({ min: 1, max: 12 }),
+    }),
+    { minLength: 1, maxLength: 12 },
+  );
+
+const scenario = fc
+  .array(productSpec, { minLength: 1, maxLength: 8 })
+  .chain((specs) => fc.record({ specs: fc.constant(specs), cart: cartOf(specs.length), loyaltyCard: fc.boolean() }))
+  .map(({ specs, cart, loyaltyCard }) => {
+    const catalog = buildCatalog(specs);
+    const items: CartItem[] = cart.map((c, i) => {
+      const product = catalog.bySku.get(`P${c.product}`)!.product;
+      return {
+        id: `i${i}`,
+        sku: product.sku,
+        amount: c.amount,
+        ...(product.referenceUnit && product.referenceUnit !== 'piece' ? { weight: c.weight } : {}),
+        ...(product.referenceUnit === 'piece' ? { units: c.units } : {}),
+      };
+    });
+    return { catalog, items, loyaltyCard };
+  });
+
+const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0;
+
+t.test('price = Σ totalPrice, netPrice + Σ tax = price, tax + taxNet = taxPre per rate; all integers, never negative', async () => {
+  fc.assert(
+    fc.property(scenario, ({ catalog, items, loyaltyCard }) => {
+      const result = priceCart(items, catalog, context(loyaltyCard));
+      if (!result.ok) return false;
+      const { lineItems, price } = result;
+      const sumOfLines = lineItems.reduce((sum, l) => sum + l.totalPrice, 0);
+      const sumOfTax = Object.values(price.tax).reduce((sum, tax) => sum + tax, 0);
+      return (
+        price.price === sumOfLines &&
+        price.netPrice + sumOfTax === price.price &&
+        Object.keys(price.taxPre).every((rate) => (price.tax[rate] ?? NaN) + (price.taxNet[rate] ?? NaN) === price.taxPre[rate]) &&
+        lineItems.every((l) => isCount(l.totalPrice) && isCount(l.price) && isCount(l.amount)) &&
+        [price.price, price.netPrice, ...Object.values(price.tax), ...Object.values(price.taxNet), ...Object.values(price.taxPre)].every(isCount)
+      );
+    }),
+    { numRuns: 1500 },
+  );
+});
+
+t.test('the order of the items does not change the totals or the line items', async () => {
+  const canonical = (lines: LineItem[]) => lines.map((l) => JSON.stringify(l)).sort();
+  fc.assert(
+    fc.property(scenario, fc.infiniteStream(fc.double({ min: 0, max: 1, noNaN: true })), ({ catalog, items, loyaltyCard }, randoms) => {
+      const shuffled = items
+        .map((item) => ({ item, key: randoms.next().value as number }))
+        .sort((a, b) => a.key - b.key)
+        .map((x) => x.item);
+      const a = priceCart(items, catalog, context(loyaltyCard));
+      const b = priceCart(shuffled, catalog, context(loyaltyCard));
+      return a.ok && b.ok && JSON.stringify(a.price) === JSON.stringify(b.price) && JSON.stringify(canonical(a.lineItems)) === JSON.stringify(canonical(b.lineItems));
+    }),
+    { numRuns: 1500 },
+  );
+});
+
+t.test('a deposit line follows every product that has one, for the same amount', async () => {
+  fc.assert(
+    fc.property(scenario, ({ catalog, items, loyaltyCard }) => {
+      const result = priceCart(items, catalog, context(loyaltyCard));
+      if (!result.ok) return false;
+      return result.lineItems.every((line, i) => {
+        const needsDeposit = line.type === 'default' && catalog.bySku.get(line.sku)?.product.depositProduct === 'DEPOSIT';
+        const next = result.lineItems[i + 1];
+        return !needsDeposit || (next?.type === 'deposit' && next.refersTo === line.id && next.amount === line.amount && next.totalPrice === 25 * line.amount);
+      });
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+t.test('the tax included in a gross amount is never negative and never above it', async () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: Math.floor(Number.MAX_SAFE_INTEGER / 2000) }), fc.constantFrom('0', '5.5', '7', '19', '20', '25.5', '99.9999'), (gross, rate) => {
+      const tax = taxIncluded(gross, rate);
+      return Number.isSafeInteger(tax) && tax >= 0 && tax <= gross;
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+t.test('any change to a signed checkout info fails verification', async () => {
+  const key = new TextEncoder().encode('property-test-key-that-is-long-enough-0123456789');
+  const mutations: Array<[string, (info: CheckoutInfo) => boolean]> = [
+    ['a price', (i) => changeLine(i, (l) => (l.price += 1))],
+    ['an amount', (i) => changeLine(i, (l) => (l.amount += 1))],
+    ['a total', (i) => changeLine(i, (l) => (l.totalPrice -= 1))],
+    ['a line item removed', (i) => (i.lineItems.pop(), true)],
+    ['a line item added', (i) => (i.lineItems.push({ ...i.lineItems[0]!, id: 'extra' }), true)],
+    ['the price', (i) => ((i.price.price += 1), true)],
+    ['a tax', (i) => ((i.price.tax = { ...i.price.tax, '19': (i.price.tax['19'] ?? 0) + 1 }), true)],
+    ['the shop', (i) => ((i.shopID = 'elsewhere'), true)],
+  ];
+  fc.assert(
+    fc.property(scenario, fc.integer({ min: 0, max: mutations.length - 1 }), ({ catalog, items, loyaltyCard }, m) => {
+      const result = priceCart(items, catalog, context(loyaltyCard));
+      if (!result.ok) return false;
+      const info: CheckoutInfo = {
+        session: 's', clientID: 'c', appUserID: 'u', shopID: 'shop', project: 'p',
+        shop: { externalId: '', name: 'Shop', email: '', phone: '', street: '', zip: '', city: '', state: '', country: '' },
+        customer: {}, createdAt: new Date().toISOString(), availableMethods: ['cash'], lineItems: result.lineItems, price: result.price, currency: 'EUR',
+      };
+      const signature = signCheckoutInfo(info, key);
+      verifyCheckoutInfo(structuredClone(info), signature, key, { ttlMs: 60_000 });
+      const changed = structuredClone(info);
+      const [, mutate] = mutations[m]!;
+      if (!mutate(changed)) return true;
+      try {
+        verifyCheckoutInfo(changed, signature, key, { ttlMs: 60_000 });
+        return false;
+      } catch (err) {
+        return (err as { type?: string }).type === 'invalid_signature';
+      }
+    }),
+    { numRuns: 400 },
+  );
+});
+
+function changeLine(info: CheckoutInfo, edit: (line: LineItem) => void): boolean {
+  const line = info.lineItems[0];
+  if (!line) return false;
+  edit(line);
+  return true;
+}
+
+
+t.test('the canonical text of a checkout info is exactly what the canonicalize package writes', async () => {
+  const texts = fc.string({ unit: 'grapheme', maxLength: 12 });
+  fc.assert(
+    fc.property(scenario, texts, texts, fc.dictionary(texts, fc.oneof(texts, fc.integer(), fc.boolean(), fc.constant(null))), ({ catalog, items, loyaltyCard }, name, session, customer) => {
+      const result = priceCart(items, catalog, context(loyaltyCard));
+      if (!result.ok) return false;
+      const info: CheckoutInfo = {
+        session, clientID: name, appUserID: '', shopID: 'shop-1', project: 'p',
+        shop: { externalId: name, name, email: '', phone: '+49', street: session, zip: '1', city: 'Köln', state: '', country: 'DE' },
+        customer: { ...customer, loyaltyCard: name }, createdAt: new Date().toISOString(), availableMethods: ['cash', name],
+        lineItems: result.lineItems.map((l) => ({ ...l, name: `${l.name} ${name}`, refersTo: l.refersTo })), price: result.price, currency: 'EUR',
+      };
+      return canonicalCheckoutInfo(info) === canonicalize(info);
+    }),
+    { numRuns: 1500 },
+  );
+});
