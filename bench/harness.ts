@@ -109,8 +109,11 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   };
 }
 
+/** The service starts with the flags of `npm start` (package.json). */
+const ServiceFlags = ['--max-semi-space-size=32'];
+
 function spawnNode(entry: string, args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [path.join(projectRoot(), entry), ...args], {
+  const child = spawn(process.execPath, [...ServiceFlags, path.join(projectRoot(), entry), ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -151,5 +151,6 @@ export function checkoutProcessPath(project: string): string {
 }
 
 export const checkout = {
-  info: endpoint('svc.checkout.info', z.object({ project: ProjectId, cart: Cart }), SignedCheckoutInfo),
+  /** The cart as the client sent it, with its project: validation issues name the body's own paths. */
+  info: endpoint('svc.checkout.info', Cart.extend({ project: ProjectId }), SignedCheckoutInfo),
 };

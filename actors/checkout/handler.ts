@@ -17,7 +17,7 @@ export interface CheckoutDeps {
 export function createCheckoutActor(deps: CheckoutDeps): Route[] {
   const { sql, signingKey } = deps;
   return [
-    route(checkout.info, async ({ project, cart }) => {
+    route(checkout.info, async ({ project, ...cart }) => {
       const { shop, settings, categories, catalog } = await loadCheckoutData(sql, project, cart.shopID, cartKeys(cart));
       if (!shop) throw new AppError(404, 'shop_not_found', `no shop with id ${cart.shopID}`);
 

@@ -128,9 +128,9 @@ export async function loadCheckoutData(sql: Sql, project: string, shopId: string
   const skuOfPlu = new Map<string, string>();
   for (const p of data.products) {
     bySku.set(p.sku, {
-      // Stored compact: the defaults are merged here, not in SQL (half the bytes to send and parse).
-      // Object.assign, not a spread: three times faster on objects of this size.
-      product: Object.assign({}, ProductDefaults, p.doc, { sku: p.sku }) as Product,
+      // Stored compact, and read only by pricing: the fields a document leaves out are its
+      // defaults, which it inherits from ProductDefaults instead of copying 35 fields per product.
+      product: Object.assign(Object.create(ProductDefaults) as Product, p.doc, { sku: p.sku }),
       isDeposit: p.isDeposit,
       prices: {
         v2: new Map(Object.entries(p.v2 ?? {}).map(([category, prices]) => [category, prices.flatMap(toDomainPrice)])),
