@@ -1,12 +1,18 @@
+import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { ensureStream } from '../src/infra/jetstream.js';
 import type { Logger } from '../src/logger.js';
 import type { Migration } from '../src/infra/migrate.js';
 import type { Sql } from '../src/infra/postgres.js';
 import type { Publisher } from '../src/messaging/publisher.js';
-import { serveEndpoints, type EndpointServer } from '../src/messaging/worker.js';
+import { serveEndpoints } from '../src/messaging/worker.js';
+import { EventStream } from '../subjects/events.js';
 import { createCatalogActor } from './catalog/handler.js';
 import { createCheckoutActor } from './checkout/handler.js';
+import { createCheckoutProcessActor } from './checkout-process/handler.js';
 import { createImportsActor } from './imports/handler.js';
+import { createOrdersActor } from './orders/handler.js';
+import { startOutboxRelay } from './outbox/relay.js';
 import { createSettingsActor } from './settings/handler.js';
 import { createShopsActor } from './shops/handler.js';
 import { createSystemActor } from './system/handler.js';
@@ -20,17 +26,36 @@ export interface WorkerDeps {
   log: Logger;
   migrations: readonly Migration[];
   checkout: { signingKey: Uint8Array; infoTtlMs: number };
+  orders: { maxListRecords: number };
+  events: { maxAgeMs: number };
 }
 
-/** Starts every worker pool of this process. Each serves its endpoints in its domain's queue group. */
-export function startWorkers(deps: WorkerDeps): EndpointServer {
+export interface Workers {
+  /** Stops taking messages, waits for the running handlers, then publishes what they wrote. */
+  stop(): Promise<void>;
+}
+
+/** Starts every worker pool of this process, and its outbox relay. Each pool serves its domain's queue group. */
+export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const { sql, checkoutSql, nc, publisher, log, migrations, checkout } = deps;
-  return serveEndpoints({ nc, publisher, log }, [
+  // Events are kept for integrators; a publish repeated within two minutes is dropped.
+  await ensureStream(nc, { ...EventStream, maxAgeMs: deps.events.maxAgeMs, duplicateWindowMs: 120_000 });
+  const relay = startOutboxRelay({ sql, js: jetstream(nc), log });
+  const endpoints = serveEndpoints({ nc, publisher, log }, [
     ...createSystemActor({ sql, migrations }),
     ...createSettingsActor({ sql }),
     ...createShopsActor({ sql }),
     ...createCatalogActor({ sql }),
     ...createImportsActor({ sql }),
     ...createCheckoutActor({ sql: checkoutSql, signingKey: checkout.signingKey }),
+    ...createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge() }),
+    ...createOrdersActor({ sql, maxListRecords: deps.orders.maxListRecords }),
   ]);
+  return {
+    async stop() {
+      await endpoints.stop();
+      relay.nudge();
+      await relay.stop();
+    },
+  };
 }

@@ -30,6 +30,8 @@ const Environment = z
     REQUEST_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(5000)),
     CHECKOUT_SIGNING_SECRET: variable(z.string().min(32, 'must be at least 32 characters').optional()),
     CHECKOUT_INFO_TTL_SECONDS: variable(z.coerce.number().int().min(1).default(3600)),
+    ORDERS_LIST_MAX_RECORDS: variable(z.coerce.number().int().min(1).default(100_000)),
+    EVENTS_MAX_AGE_HOURS: variable(z.coerce.number().positive().default(168)),
   })
   .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
     message: 'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
@@ -56,6 +58,8 @@ const Configuration = Environment.transform((env) => ({
   logLevel: env.LOG_LEVEL,
   requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
   checkout: { signingSecret: env.CHECKOUT_SIGNING_SECRET, infoTtlSeconds: env.CHECKOUT_INFO_TTL_SECONDS },
+  orders: { maxListRecords: env.ORDERS_LIST_MAX_RECORDS },
+  events: { maxAgeMs: env.EVENTS_MAX_AGE_HOURS * 3_600_000 },
 }));
 
 export type Config = z.output<typeof Configuration>;

@@ -56,3 +56,12 @@ function documentPermissions(route: RouteOptions, permissions: readonly Permissi
   schema.security = [{ bearerAuth: [] }];
   schema['x-permissions'] = [...permissions];
 }
+
+/**
+ * For a route whose permission depends on its body (the three PATCH shapes of a checkout process):
+ * the route's config.auth admits any token of the project, and the handler asks for the one the
+ * parsed body needs before anything is sent to a worker.
+ */
+export function requirePermission(request: FastifyRequest, permission: Permission): void {
+  if (!request.principal?.permissions.has(permission)) throw AppError.forbidden(`the token lacks the permission ${permission}`);
+}

@@ -15,6 +15,9 @@ import { isDocumentedOnly } from './schemas.js';
 import { healthRoutes, type HealthCheck } from './routes/health.js';
 import { availabilityRoutes } from './routes/availabilities.js';
 import { checkoutRoutes } from './routes/checkout.js';
+import { checkoutProcessRoutes } from './routes/checkout-process.js';
+import { orderRoutes } from './routes/orders.js';
+import { posRoutes } from './routes/pos.js';
 import { pricingRoutes } from './routes/pricing.js';
 import { productRoutes } from './routes/products.js';
 import { settingsRoutes } from './routes/settings.js';
@@ -81,5 +84,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   availabilityRoutes(zodApp, deps.client);
   pricingRoutes(zodApp, deps.client);
   checkoutRoutes(zodApp, deps.client);
+  checkoutProcessRoutes(zodApp, deps.client);
+  posRoutes(zodApp, deps.client);
+  orderRoutes(zodApp, deps.client);
   return app;
 }

@@ -1,0 +1,162 @@
+import type { CheckoutInfo } from '../../subjects/checkout.js';
+import type { PaymentState, Pricing } from '../../subjects/checkout-process.js';
+import type { CheckoutProcessEventName, PosEventName } from '../../subjects/events.js';
+import type { OrderState } from '../../subjects/orders.js';
+
+/**
+ * The checkout process as its actor sees it, and the pure rules that move it. The handler loads a
+ * record under the row's lock, asks `decide` what a command does, and stores the decision with its
+ * events and, when the process just finished, its order. Nothing here does I/O.
+ *
+ * Payment state machine (the PoS `state` is the same fact):
+ *
+ *     pending ──> processing ──> successful   (needs the supervisor approval when one is required)
+ *        │            ├────────> failed
+ *        ├────────────┴────────> transferred  (handed to a payment system that reports no outcome)
+ *        └─────────────────────> failed
+ *
+ * successful, failed and transferred are terminal: nothing changes a finished process. An abort is
+ * possible before that and finishes the process as failed, with `aborted` set.
+ */
+
+export type JsonObject = Record<string, unknown>;
+
+/** What a PoS said about the process. */
+export interface PosNotes {
+  processedBy?: string;
+  failedReason?: string;
+  loyaltyCard?: string;
+}
+
+export interface ProcessRecord {
+  project: string;
+  id: string;
+  shopID: string;
+  checkoutInfo: CheckoutInfo;
+  /** The pricing in force: the checkout info's own until an update. */
+  pricing: Pricing;
+  paymentMethod: string;
+  paymentInformation: JsonObject | null;
+  paymentResult: JsonObject | null;
+  paymentState: PaymentState;
+  /** Age-restricted or controlled items: the payment may succeed only after a supervisor's approval. */
+  approvalRequired: boolean;
+  supervisorApproval: boolean | null;
+  paymentApproval: boolean | null;
+  aborted: boolean;
+  modified: boolean;
+  processedOffline: boolean;
+  pos: PosNotes;
+  /** Counts the changes; events carry it. */
+  version: number;
+  createdAt: Date;
+  /** When the payment succeeded. */
+  finalizedAt: Date | null;
+}
+
+export type ChangeEvent = { domain: 'checkout'; event: CheckoutProcessEventName } | { domain: 'pos'; event: PosEventName };
+
+export type Decision =
+  /** The machine does not allow it: 409 invalid_state_transition, nothing changes. */
+  | { kind: 'refused'; message: string }
+  /** The request itself is wrong for this move (a PoS changing fields the move does not allow): 400. */
+  | { kind: 'invalid'; message: string; details?: Array<Record<string, unknown>> }
+  /** Asked for what already holds: answered as it stands, nothing written. */
+  | { kind: 'unchanged' }
+  | { kind: 'changed'; next: ProcessRecord; events: ChangeEvent[] };
+
+export type Command =
+  | { type: 'abort' }
+  | { type: 'setPaymentState'; paymentState: PaymentState; paymentResult?: JsonObject }
+  | { type: 'updatePricing'; pricing: Pricing }
+  | { type: 'approve' };
+
+export const PaymentMoves: Readonly<Record<PaymentState, readonly PaymentState[]>> = {
+  pending: ['processing', 'failed', 'transferred'],
+  processing: ['successful', 'failed', 'transferred'],
+  transferred: [],
+  successful: [],
+  failed: [],
+};
+
+export function isFinished(state: PaymentState): boolean {
+  return PaymentMoves[state].length === 0;
+}
+
+export const AbortedReason = 'aborted by the customer';
+
+export function refused(message: string): Decision {
+  return { kind: 'refused', message };
+}
+
+export function decide(process: ProcessRecord, command: Command, at: Date): Decision {
+  switch (command.type) {
+    case 'setPaymentState': {
+      const decision = movePayment(process, command.paymentState, at);
+      if (decision.kind !== 'changed' || !command.paymentResult) return decision;
+      return { ...decision, next: { ...decision.next, paymentResult: command.paymentResult } };
+    }
+    case 'abort':
+      if (isFinished(process.paymentState)) return refused(finishedMessage(process));
+      return {
+        kind: 'changed',
+        next: {
+          ...process,
+          aborted: true,
+          paymentState: 'failed',
+          paymentApproval: false,
+          pos: { ...process.pos, failedReason: process.pos.failedReason || AbortedReason },
+        },
+        events: [
+          { domain: 'checkout', event: 'aborted' },
+          { domain: 'pos', event: 'failed' },
+        ],
+      };
+    case 'updatePricing':
+      if (isFinished(process.paymentState)) return refused(finishedMessage(process));
+      return { kind: 'changed', next: { ...process, pricing: command.pricing, modified: true }, events: [{ domain: 'checkout', event: 'pricingUpdated' }] };
+    case 'approve':
+      if (isFinished(process.paymentState)) return refused(finishedMessage(process));
+      if (process.supervisorApproval === true) return { kind: 'unchanged' };
+      return { kind: 'changed', next: { ...process, supervisorApproval: true }, events: [{ domain: 'checkout', event: 'approved' }] };
+  }
+}
+
+/** A move of the payment state, by the payment system or (as its `state`) by a PoS. */
+export function movePayment(process: ProcessRecord, to: PaymentState, at: Date): Decision {
+  const from = process.paymentState;
+  if (isFinished(from)) return refused(finishedMessage(process));
+  if (to === from) return { kind: 'unchanged' };
+  if (!PaymentMoves[from].includes(to)) return refused(`the payment cannot move from ${from} to ${to}`);
+  if (to === 'successful' && process.approvalRequired && process.supervisorApproval !== true) {
+    return refused('the payment cannot succeed before a supervisor approved the process (it has age-restricted or controlled items)');
+  }
+  const next: ProcessRecord = { ...process, paymentState: to };
+  if (to === 'successful') {
+    next.paymentApproval = true;
+    next.finalizedAt = at;
+  } else if (to === 'failed') {
+    next.paymentApproval = false;
+  }
+  return {
+    kind: 'changed',
+    next,
+    events: [
+      { domain: 'checkout', event: to as CheckoutProcessEventName },
+      { domain: 'pos', event: to as PosEventName },
+    ],
+  };
+}
+
+/** The order a change creates: when it finished the process (a transferred one has no outcome to record). */
+export function finishedOrderState(before: ProcessRecord, after: ProcessRecord): OrderState | undefined {
+  if (isFinished(before.paymentState) || !isFinished(after.paymentState)) return undefined;
+  if (after.aborted) return 'userAborted';
+  if (after.paymentState === 'successful') return 'final';
+  if (after.paymentState === 'failed') return 'paymentFailed';
+  return undefined;
+}
+
+function finishedMessage(process: ProcessRecord): string {
+  return `the process is finished (${process.aborted ? 'aborted' : `payment ${process.paymentState}`}): nothing changes it any more`;
+}

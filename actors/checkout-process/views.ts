@@ -1,0 +1,119 @@
+import type { CheckoutProcess } from '../../subjects/checkout-process.js';
+import { processPath } from '../../subjects/checkout-process.js';
+import type { CheckoutProcessEvent, OrderEvent, PosEvent } from '../../subjects/events.js';
+import { orderPath, type Order, type OrderLineItem, type OrderState } from '../../subjects/orders.js';
+import { posPath } from '../../subjects/pos.js';
+import { posView } from './pos.js';
+import type { ChangeEvent, ProcessRecord } from './state.js';
+
+/** The shapes a process record is seen in: the API's process, its order, its events. Pure. */
+
+export function toCheckoutProcess(p: ProcessRecord): CheckoutProcess {
+  const self = processPath(p.project, p.id);
+  return {
+    id: p.id,
+    supervisorApproval: p.supervisorApproval,
+    paymentApproval: p.paymentApproval,
+    aborted: p.aborted,
+    checkoutInfo: p.checkoutInfo,
+    pricing: p.pricing,
+    paymentMethod: p.paymentMethod,
+    paymentState: p.paymentState,
+    paymentInformation: p.paymentInformation,
+    paymentResult: p.paymentResult,
+    modified: p.modified,
+    createdAt: p.createdAt.toISOString(),
+    finalizedAt: p.finalizedAt?.toISOString() ?? null,
+    processedOffline: p.processedOffline,
+    clientID: p.checkoutInfo.clientID,
+    appUserID: p.checkoutInfo.appUserID,
+    links: { self: { href: self }, approval: { href: `${self}/approval` }, payment: { href: posPath(p.project, p.id) } },
+  };
+}
+
+/** The order of a process that just finished; `sequenceNumber` is the shop's next number. */
+export function toOrder(p: ProcessRecord, state: OrderState, sequenceNumber: number, at: Date): Order {
+  const info = p.checkoutInfo;
+  const finalizedAt = (p.finalizedAt ?? at).toISOString();
+  const device = p.pos.processedBy ? { type: 'pos', externalID: p.pos.processedBy } : { type: 'app', externalID: info.clientID };
+  const loyaltyCard = p.pos.loyaltyCard || info.customer.loyaltyCard;
+  const paidAmount = state === 'final' ? p.pricing.price.price : 0;
+  return {
+    id: p.id,
+    project: p.project,
+    session: info.session,
+    state,
+    sequenceNumber,
+    startedAt: p.createdAt.toISOString(),
+    finalizedAt,
+    date: finalizedAt,
+    createdAt: at.toISOString(),
+    appUserID: info.appUserID,
+    clientID: info.clientID,
+    checkoutDeviceID: device.externalID,
+    checkoutDevice: { ...device, name: '' },
+    shopID: info.shopID,
+    shop: {
+      name: info.shop.name,
+      externalID: info.shop.externalId,
+      street: info.shop.street,
+      zip: info.shop.zip,
+      city: info.shop.city,
+      state: info.shop.state,
+      country: info.shop.country,
+      phone: info.shop.phone,
+      email: info.shop.email,
+    },
+    customer: loyaltyCard ? { loyaltyCard } : {},
+    paymentMethod: p.paymentMethod,
+    paymentInformation: p.paymentInformation,
+    paymentResult: p.paymentResult,
+    paymentState: p.paymentState,
+    paidAmount,
+    lineItems: p.pricing.lineItems.map(
+      (l, index): OrderLineItem => ({
+        id: l.id ?? String(index + 1),
+        sku: l.sku ?? '',
+        name: l.name ?? '',
+        type: l.type ?? 'default',
+        refersTo: l.refersTo ?? null,
+        amount: l.amount ?? 0,
+        taxRate: l.taxRate ?? '',
+        price: l.price ?? 0,
+        totalPrice: l.totalPrice ?? 0,
+        priceOrigin: l.priceOrigin ?? 'master',
+        scannedCode: l.scannedCode ?? '',
+        saleRestriction: l.saleRestriction ?? '',
+        weight: l.weight ?? 0,
+        weightUnit: l.weightUnit ?? '',
+        referenceUnit: l.referenceUnit ?? '',
+        units: l.units ?? 0,
+      }),
+    ),
+    currency: info.currency,
+    price: p.pricing.price,
+    links: { self: { href: orderPath(p.project, p.id) } },
+    payments: [
+      { method: p.paymentMethod, state: p.paymentState, information: p.paymentInformation, result: p.paymentResult, currency: info.currency, paidAmount },
+    ],
+  };
+}
+
+export function processEventPayload(p: ProcessRecord, event: ChangeEvent, at: Date): CheckoutProcessEvent | PosEvent {
+  const envelope = { project: p.project, id: p.id, version: p.version, at: at.toISOString() };
+  if (event.domain === 'pos') return { ...envelope, event: event.event, pos: posView(p) };
+  const { checkoutInfo: _info, pricing, ...process } = toCheckoutProcess(p);
+  return { ...envelope, event: event.event, process: { ...process, shopID: p.shopID, price: pricing.price } };
+}
+
+export function orderEventPayload(p: ProcessRecord, order: Order): OrderEvent {
+  const { id, state, shopID, sequenceNumber, finalizedAt, paidAmount, currency, links } = order;
+  return {
+    project: p.project,
+    id: p.id,
+    version: p.version,
+    at: order.createdAt,
+    event: state,
+    order: { id, state, shopID, sequenceNumber, finalizedAt, paidAmount, currency, links },
+  };
+}

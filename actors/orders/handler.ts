@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { AppError } from '../../src/errors.js';
+import type { Sql } from '../../src/infra/postgres.js';
+import { route, type Route } from '../../src/messaging/worker.js';
+import { orders, type Order } from '../../subjects/orders.js';
+import { tryParseJson } from '../../src/json.js';
+import * as db from './sql.js';
+
+export interface OrdersDeps {
+  sql: Sql;
+  /** A list matching more orders than this is refused with 403 too_many_records. */
+  maxListRecords: number;
+}
+
+const Position = z.tuple([z.string(), z.string()]);
+
+/** Reads orders; the checkout process actor writes them when a process finishes. */
+export function createOrdersActor(deps: OrdersDeps): Route[] {
+  const { sql, maxListRecords } = deps;
+  return [
+    route(orders.get, async ({ project, id }) => {
+      const doc = await db.findOrder(sql, project, id);
+      if (!doc) throw AppError.notFound(`no order with id ${id}`);
+      // Written by this platform from a validated order; the edge checks the reply against Order.
+      return JSON.parse(doc) as Order;
+    }),
+
+    route(orders.listPart, async ({ offset, after, limit, ...scope }) => {
+      let totalItems: number | null = null;
+      let position: { offset: number } | { at: string; id: string } = { offset };
+      if (after === undefined) {
+        totalItems = await db.countOrders(sql, scope, maxListRecords);
+        if (totalItems > maxListRecords) {
+          throw new AppError(403, 'too_many_records', `more than ${maxListRecords} orders match: narrow the time range (from, to, date) or filter by shop`);
+        }
+      } else {
+        const parsed = Position.safeParse(tryParseJson(after));
+        if (!parsed.success) throw AppError.badRequest('the list position is not one this service gave');
+        const [at, id] = parsed.data;
+        position = { at, id };
+      }
+      const rows = await db.listOrders(sql, scope, position, limit);
+      const last = rows.at(-1);
+      return {
+        orders: rows.map((r) => r.doc),
+        next: rows.length === limit && last ? JSON.stringify([last.at, last.id]) : null,
+        totalItems,
+      };
+    }),
+  ];
+}

@@ -1,0 +1,90 @@
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { Logger } from '../../src/logger.js';
+import type { Sql } from '../../src/infra/postgres.js';
+import { deleteEvents, oldestEvents, tryRelayLock } from './sql.js';
+
+/**
+ * Publishes the outbox to JetStream: the oldest events first, each with Nats-Msg-Id = its row id,
+ * deleted in the transaction that read them once the stream acknowledged them. If the process dies
+ * in between, the rows are published again and the stream drops the repeats (duplicate window).
+ *
+ * Every worker process runs one; an advisory lock lets one publish at a time, so the events of a
+ * process leave in the order they were written. Writers nudge their relay after a commit; a poll
+ * catches rows whose writer's relay was busy or gone.
+ */
+export interface OutboxRelay {
+  /** Events were written: publish them soon. */
+  nudge(): void;
+  /** Publishes what is waiting (if it can) and stops. */
+  stop(): Promise<void>;
+}
+
+export interface RelayOptions {
+  sql: Sql;
+  js: JetStreamClient;
+  log: Logger;
+  /** How often to look for events nobody nudged about (default 1000 ms). */
+  pollMs?: number;
+  batchSize?: number;
+}
+
+const Locked = -1;
+const Failed = -2;
+
+export function startOutboxRelay(options: RelayOptions): OutboxRelay {
+  const { sql, js, log, pollMs = 1000, batchSize = 500 } = options;
+  let running = true;
+  let nudged = false;
+  let wake: (() => void) | undefined;
+
+  const relayBatch = () =>
+    sql.begin(async (tx) => {
+      if (!(await tryRelayLock(tx))) return Locked;
+      const rows = await oldestEvents(tx, batchSize);
+      if (!rows.length) return 0;
+      // Sent together and acknowledged in order: one connection keeps the publish order.
+      await Promise.all(rows.map((row) => js.publish(row.subject, row.payload, { msgID: row.id, timeout: 5000 })));
+      await deleteEvents(
+        tx,
+        rows.map((row) => row.seq),
+      );
+      return rows.length;
+    });
+
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => (wake = undefined));
+
+  const loop = async () => {
+    while (running) {
+      nudged = false;
+      const published = await relayBatch().catch((err: unknown) => {
+        log.error({ err }, 'outbox relay failed; retrying');
+        return Failed;
+      });
+      if (published === batchSize || (nudged && published !== Locked)) continue;
+      // Another relay holds the lock: it may have read before our rows committed, so look again soon.
+      await pause(published === Locked ? 25 : published === Failed ? 1000 : pollMs);
+    }
+  };
+  const done = loop();
+
+  return {
+    nudge() {
+      nudged = true;
+      wake?.();
+    },
+    async stop() {
+      running = false;
+      wake?.();
+      await done;
+      // What the last handlers wrote leaves now rather than with the next start.
+      while ((await relayBatch().catch(() => Failed)) === batchSize);
+    },
+  };
+}

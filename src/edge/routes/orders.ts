@@ -1,0 +1,98 @@
+import { Readable } from 'node:stream';
+import { z } from 'zod';
+import { Order, OrderList, orders } from '../../../subjects/orders.js';
+import { ShopId } from '../../../subjects/shops.js';
+import type { ServiceClient } from '../../messaging/client.js';
+import { ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
+import { jsonArray } from '../streams.js';
+
+const read = { auth: { permissions: ['ordersRead'] } } as const;
+const tags = ['orders'];
+/** Orders per message between worker and edge: a page of up to 30000 travels in parts. */
+const PartSize = 500;
+const DayMs = 86_400_000;
+
+const Instant = z
+  .union([z.iso.datetime({ offset: true }), z.iso.date()])
+  .transform((text) => new Date(text).toISOString())
+  .describe('An RFC 3339 date-time, or a date (midnight UTC)');
+
+const ListQuery = z
+  .object({
+    from: Instant.optional().describe('Orders finalized at or after this time'),
+    to: Instant.optional().describe('Orders finalized before this time'),
+    date: Instant.optional().describe('Orders finalized from this time to one day later; not with from or to'),
+    page: z.coerce.number().int().min(0).default(0).describe('Counts from 0'),
+    perPage: z.coerce.number().int().min(1).max(30_000).default(1000),
+    shopID: ShopId.optional(),
+    'shop.externalID': z.string().min(1).max(200).optional(),
+    includeAllStates: z.stringbool().default(false).describe('Also the orders of aborted and failed processes (userAborted, paymentFailed)'),
+  })
+  .refine((q) => q.date === undefined || (q.from === undefined && q.to === undefined), { message: 'date cannot be combined with from or to', path: ['date'] });
+
+export function orderRoutes(app: ZodApp, client: ServiceClient): void {
+  app.get(
+    '/:project/orders',
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: 'List orders by finalizedAt',
+        description:
+          'Only `final` orders unless includeAllStates. Streamed, in parts, so a page of 30000 is never held whole. ' +
+          'A query matching more orders than the configured ceiling (ORDERS_LIST_MAX_RECORDS) is 403 `too_many_records`.',
+        params: ProjectParams,
+        querystring: ListQuery,
+        response: { 200: OrderList, ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { project } = request.params;
+      const { page, perPage, date, 'shop.externalID': shopExternalID, ...query } = request.query;
+      const scope = {
+        project,
+        from: date ?? query.from,
+        to: date ? new Date(Date.parse(date) + DayMs).toISOString() : query.to,
+        shopID: query.shopID,
+        shopExternalID,
+        includeAllStates: query.includeAllStates,
+      };
+      const first = await client.call(orders.listPart, { ...scope, offset: page * perPage, limit: Math.min(PartSize, perPage) });
+      const totalItems = first.totalItems ?? 0;
+      const totalPages = Math.ceil(totalItems / perPage);
+      const onPage = Math.max(0, Math.min(perPage, totalItems - page * perPage));
+
+      async function* items(): AsyncGenerator<string> {
+        let part = first;
+        let remaining = onPage;
+        for (;;) {
+          yield* part.orders.slice(0, remaining);
+          remaining -= part.orders.length;
+          if (!part.next || remaining <= 0) return;
+          part = await client.call(orders.listPart, { ...scope, offset: 0, after: part.next, limit: Math.min(PartSize, remaining) });
+        }
+      }
+      const self = request.url;
+      const links: Record<string, { href: string }> = { self: { href: self } };
+      if (page + 1 < totalPages) links.nextPage = { href: withPage(self, page + 1) };
+      const close = `],"pagination":${JSON.stringify({ page, perPage, totalPages, totalItems })},"links":${JSON.stringify(links)}}`;
+      return reply.type('application/json').send(Readable.from(jsonArray(items(), '{"resources":[', close)) as never);
+    },
+  );
+
+  app.get(
+    '/:project/orders/:id',
+    {
+      config: read,
+      schema: { tags, summary: 'Get an order', params: ProjectParams.extend({ id: z.string().min(1).max(200) }), response: { 200: Order, ...ErrorResponses } },
+    },
+    async (request) => client.call(orders.get, request.params),
+  );
+}
+
+function withPage(url: string, page: number): string {
+  const [path, query = ''] = url.split('?', 2) as [string, string?];
+  const params = new URLSearchParams(query);
+  params.set('page', String(page));
+  return `${path}?${params.toString()}`;
+}
