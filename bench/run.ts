@@ -1,5 +1,6 @@
 import { cpus } from 'node:os';
 import { checkoutInfoScenario } from './scenarios/checkout-info.js';
+import { fullFlowScenario } from './scenarios/full-flow.js';
 import { importScenario } from './scenarios/import.js';
 import { shopGet } from './scenarios/shop-get.js';
 
@@ -11,6 +12,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
   'shop-get': shopGet,
   import: importScenario,
   'checkout-info': checkoutInfoScenario,
+  'full-flow': fullFlowScenario,
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -34,7 +34,7 @@ export const Pricing = z
     lineItems: z.array(LineItem.partial()).max(1000),
     price: Price.partial().extend({ price: z.int().min(0).max(Number.MAX_SAFE_INTEGER) }),
   })
-  .meta({ id: 'Pricing' });
+  .meta({ id: 'CheckoutPricing' });
 export type Pricing = z.infer<typeof Pricing>;
 
 export const CheckoutProcess = z

@@ -4,7 +4,7 @@ import type { Pricing } from '../../subjects/checkout-process.js';
 import { PosCheckoutProcessInput, type PosCheckoutProcess, type PosCheckoutProcessInput as PosTarget, type PosState, type TaxShare } from '../../subjects/pos.js';
 import { AppError } from '../../src/errors.js';
 import { mergePatch } from '../../src/json.js';
-import { movePayment, type Decision, type ProcessRecord } from './state.js';
+import { finishedMessage, isFinished, movePayment, refused, type Decision, type ProcessRecord } from './state.js';
 
 /**
  * The PoS handover as pure rules: the PoS view of a process, and what a PoS's PUT or merge patch of
@@ -96,10 +96,11 @@ export function decidePosUpdate(process: ProcessRecord, patch: Record<string, un
 /** The PoS repeats the state it is in: a retry answers as it stands; only a first processedBy is news. */
 function samePosState(process: ProcessRecord, target: PosTarget, changed: (keyof PosTarget)[]): Decision {
   if (!changed.length) return { kind: 'unchanged' };
+  if (isFinished(process.paymentState)) return refused(finishedMessage(process));
   const holder = process.pos.processedBy;
   if (target.state === 'processing' && changed.length === 1 && changed[0] === 'processedBy') {
-    if (holder) return { kind: 'refused', message: `the checkout is being processed by ${holder}` };
-    return { kind: 'changed', next: { ...process, pos: { ...process.pos, processedBy: target.processedBy } }, events: [] };
+    if (holder) return refused(`the checkout is being processed by ${holder}`);
+    return { kind: 'changed', next: { ...process, pos: { ...process.pos, processedBy: target.processedBy } }, events: [{ domain: 'pos', event: 'processing' }] };
   }
   return { kind: 'invalid', message: `fields change only with a move of the state; in ${target.state} this one changes ${changed.join(', ')}` };
 }

@@ -1,3 +1,4 @@
+import canonicalize from 'canonicalize';
 import type { CheckoutInfo } from '../../subjects/checkout.js';
 import type { PaymentState, Pricing } from '../../subjects/checkout-process.js';
 import type { CheckoutProcessEventName, PosEventName } from '../../subjects/events.js';
@@ -16,7 +17,9 @@ import type { OrderState } from '../../subjects/orders.js';
  *        └─────────────────────> failed
  *
  * successful, failed and transferred are terminal: nothing changes a finished process. An abort is
- * possible before that and finishes the process as failed, with `aborted` set.
+ * possible before that and finishes the process as failed, with `aborted` set. Asking for what
+ * already holds (the state it is in, a second abort) changes nothing and is no error: clients retry.
+ * Every change publishes at least one event, named after the state it leaves (or what happened).
  */
 
 export type JsonObject = Record<string, unknown>;
@@ -92,11 +95,21 @@ export function refused(message: string): Decision {
 export function decide(process: ProcessRecord, command: Command, at: Date): Decision {
   switch (command.type) {
     case 'setPaymentState': {
-      const decision = movePayment(process, command.paymentState, at);
-      if (decision.kind !== 'changed' || !command.paymentResult) return decision;
-      return { ...decision, next: { ...decision.next, paymentResult: command.paymentResult } };
+      const { paymentState: to, paymentResult } = command;
+      const newResult = paymentResult !== undefined && canonicalize(paymentResult) !== canonicalize(process.paymentResult);
+      if (to === process.paymentState) {
+        // A repeat (a retry after a lost answer) is answered as it stands; new payment details
+        // are kept while the process is open.
+        if (!newResult) return { kind: 'unchanged' };
+        if (isFinished(to)) return refused(finishedMessage(process));
+        return { kind: 'changed', next: { ...process, paymentResult }, events: [{ domain: 'checkout', event: to as CheckoutProcessEventName }] };
+      }
+      const decision = movePayment(process, to, at);
+      if (decision.kind !== 'changed' || paymentResult === undefined) return decision;
+      return { ...decision, next: { ...decision.next, paymentResult } };
     }
     case 'abort':
+      if (process.aborted) return { kind: 'unchanged' };
       if (isFinished(process.paymentState)) return refused(finishedMessage(process));
       return {
         kind: 'changed',
@@ -125,8 +138,8 @@ export function decide(process: ProcessRecord, command: Command, at: Date): Deci
 /** A move of the payment state, by the payment system or (as its `state`) by a PoS. */
 export function movePayment(process: ProcessRecord, to: PaymentState, at: Date): Decision {
   const from = process.paymentState;
-  if (isFinished(from)) return refused(finishedMessage(process));
   if (to === from) return { kind: 'unchanged' };
+  if (isFinished(from)) return refused(finishedMessage(process));
   if (!PaymentMoves[from].includes(to)) return refused(`the payment cannot move from ${from} to ${to}`);
   if (to === 'successful' && process.approvalRequired && process.supervisorApproval !== true) {
     return refused('the payment cannot succeed before a supervisor approved the process (it has age-restricted or controlled items)');
@@ -157,6 +170,6 @@ export function finishedOrderState(before: ProcessRecord, after: ProcessRecord):
   return undefined;
 }
 
-function finishedMessage(process: ProcessRecord): string {
+export function finishedMessage(process: ProcessRecord): string {
   return `the process is finished (${process.aborted ? 'aborted' : `payment ${process.paymentState}`}): nothing changes it any more`;
 }

@@ -36,7 +36,8 @@ export function toOrder(p: ProcessRecord, state: OrderState, sequenceNumber: num
   const info = p.checkoutInfo;
   const finalizedAt = (p.finalizedAt ?? at).toISOString();
   const device = p.pos.processedBy ? { type: 'pos', externalID: p.pos.processedBy } : { type: 'app', externalID: info.clientID };
-  const loyaltyCard = p.pos.loyaltyCard || info.customer.loyaltyCard;
+  // A PoS's word on the card (also its removal, '') replaces the cart's.
+  const loyaltyCard = p.pos.loyaltyCard ?? info.customer.loyaltyCard;
   const paidAmount = state === 'final' ? p.pricing.price.price : 0;
   return {
     id: p.id,

@@ -1,0 +1,116 @@
+import http from 'node:http';
+
+/**
+ * A closed-loop driver for multi-step flows, which autocannon cannot chain: `concurrency` virtual
+ * clients each run the flow again and again for the duration, timing every step. Requests go over
+ * keep-alive sockets with node:http (fetch costs several times its CPU, and this process shares
+ * the machine with the service).
+ */
+export interface StepResponse {
+  status: number;
+  body: string;
+}
+
+export type Send = (method: string, path: string, body?: string, headers?: Record<string, string>) => Promise<StepResponse>;
+
+export interface FlowStep<C> {
+  name: string;
+  /** Runs the step; throws when the answer is not the expected one. */
+  run(send: Send, context: C): Promise<void>;
+}
+
+export interface FlowDefinition<C> {
+  start(): C;
+  steps: readonly FlowStep<C>[];
+}
+
+export interface StepFigures {
+  name: string;
+  p50: number;
+  p99: number;
+}
+
+export interface FlowResult {
+  flowsPerSecond: number;
+  flows: number;
+  failures: number;
+  firstFailure?: string;
+  steps: StepFigures[];
+}
+
+export function createSender(baseUrl: string, sockets: number): { send: Send; close(): void } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  const base = new URL(baseUrl);
+  const send: Send = (method, path, body, headers = {}) =>
+    new Promise((resolve, reject) => {
+      const request = http.request(
+        { host: base.hostname, port: base.port, method, path, agent, headers: body === undefined ? headers : { 'content-length': Buffer.byteLength(body), ...headers } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
+  return { send, close: () => agent.destroy() };
+}
+
+export async function runFlows<C>(baseUrl: string, flow: FlowDefinition<C>, options: { concurrency: number; durationSeconds: number; warmupSeconds?: number }): Promise<FlowResult> {
+  const { send, close } = createSender(baseUrl, options.concurrency);
+  try {
+    await drive(send, flow, options.concurrency, options.warmupSeconds ?? 2);
+    return await drive(send, flow, options.concurrency, options.durationSeconds);
+  } finally {
+    close();
+  }
+}
+
+async function drive<C>(send: Send, flow: FlowDefinition<C>, concurrency: number, seconds: number): Promise<FlowResult> {
+  const timings = flow.steps.map(() => [] as number[]);
+  let flows = 0;
+  let failures = 0;
+  let firstFailure: string | undefined;
+  const started = performance.now();
+  const until = started + seconds * 1000;
+
+  const client = async () => {
+    while (performance.now() < until) {
+      const context = flow.start();
+      try {
+        for (const [index, step] of flow.steps.entries()) {
+          const t0 = performance.now();
+          await step.run(send, context);
+          timings[index]!.push(performance.now() - t0);
+        }
+        flows++;
+      } catch (err) {
+        failures++;
+        firstFailure ??= err instanceof Error ? err.message : String(err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+  const elapsed = (performance.now() - started) / 1000;
+  return {
+    flowsPerSecond: flows / elapsed,
+    flows,
+    failures,
+    firstFailure,
+    steps: flow.steps.map((step, index) => ({ name: step.name, p50: percentile(timings[index]!, 0.5), p99: percentile(timings[index]!, 0.99) })),
+  };
+}
+
+function percentile(values: number[], q: number): number {
+  if (!values.length) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+/** Throws unless the response has the status. */
+export function expectStatus(response: StepResponse, status: number, step: string): StepResponse {
+  if (response.status !== status) throw new Error(`${step} answered ${response.status}: ${response.body.slice(0, 300)}`);
+  return response;
+}

@@ -1,0 +1,199 @@
+import fc from 'fast-check';
+import t from 'tap';
+import { decidePosUpdate, posView, pricingFromPos } from '../actors/checkout-process/pos.js';
+import { decide, finishedOrderState, isFinished, movePayment, PaymentMoves, type Command, type ProcessRecord } from '../actors/checkout-process/state.js';
+import { mergePatch } from '../src/json.js';
+import type { CheckoutInfo } from '../subjects/checkout.js';
+import { PaymentStates, type PaymentState } from '../subjects/checkout-process.js';
+
+/**
+ * The checkout process's rules without I/O: the payment state machine move by move, random command
+ * sequences that must keep its invariants, the PoS moves, and RFC 7386 merge patches.
+ */
+const info: CheckoutInfo = {
+  session: 's',
+  clientID: 'c',
+  appUserID: 'u',
+  shopID: 'shop',
+  project: 'acme-test01',
+  shop: { externalId: 'E', name: 'Shop', email: '', phone: '', street: '', zip: '', city: '', state: '', country: '' },
+  customer: { loyaltyCard: 'CARD' },
+  createdAt: '2026-11-21T10:00:00.000Z',
+  availableMethods: ['cash'],
+  lineItems: [
+    { id: 'a', type: 'default', refersTo: null, sku: 'WATER', amount: 2, weight: 0, weightUnit: '', referenceUnit: '', units: 0, price: 99, priceOrigin: 'master', totalPrice: 198, name: 'Wasser', taxRate: '19', scannedCode: '', saleRestriction: '' },
+    { id: 'b', type: 'default', refersTo: null, sku: 'BREAD', amount: 1, weight: 0, weightUnit: '', referenceUnit: '', units: 0, price: 249, priceOrigin: 'master', totalPrice: 249, name: 'Brot', taxRate: '7', scannedCode: '', saleRestriction: '' },
+  ],
+  price: { tax: { '19': 32, '7': 16 }, taxNet: { '19': 166, '7': 233 }, taxPre: { '19': 198, '7': 249 }, netPrice: 399, price: 447 },
+  currency: 'EUR',
+};
+
+function processIn(state: PaymentState, overrides: Partial<ProcessRecord> = {}): ProcessRecord {
+  return {
+    project: 'acme-test01',
+    id: 'p'.repeat(20),
+    shopID: 'shop',
+    checkoutInfo: info,
+    pricing: { lineItems: info.lineItems, price: info.price },
+    paymentMethod: 'cash',
+    paymentInformation: null,
+    paymentResult: null,
+    paymentState: state,
+    approvalRequired: false,
+    supervisorApproval: true,
+    paymentApproval: null,
+    aborted: false,
+    modified: false,
+    processedOffline: false,
+    pos: {},
+    version: 1,
+    createdAt: new Date('2026-11-21T10:00:00Z'),
+    finalizedAt: null,
+    ...overrides,
+  };
+}
+
+const at = new Date('2026-11-21T10:05:00Z');
+
+t.test('allows exactly the moves of the payment table and refuses every other', async (t) => {
+  const allowed: Record<PaymentState, PaymentState[]> = {
+    pending: ['processing', 'failed', 'transferred'],
+    processing: ['successful', 'failed', 'transferred'],
+    transferred: [],
+    successful: [],
+    failed: [],
+  };
+  for (const from of PaymentStates) {
+    for (const to of PaymentStates) {
+      const kind = movePayment(processIn(from), to, at).kind;
+      const expected = allowed[from].includes(to) ? 'changed' : from === to ? 'unchanged' : 'refused';
+      t.equal(kind, expected, `${from} → ${to}`);
+    }
+  }
+});
+
+t.test('lets a payment succeed only after a required supervisor approval', async (t) => {
+  const waiting = processIn('processing', { approvalRequired: true, supervisorApproval: null });
+  t.equal(movePayment(waiting, 'successful', at).kind, 'refused');
+  const approved = decide(waiting, { type: 'approve' }, at);
+  t.equal(approved.kind, 'changed');
+  if (approved.kind !== 'changed') return;
+  t.equal(approved.next.supervisorApproval, true);
+  t.equal(decide(approved.next, { type: 'approve' }, at).kind, 'unchanged', 'a second approval changes nothing');
+  t.equal(movePayment(approved.next, 'successful', at).kind, 'changed');
+});
+
+t.test('finishes an aborted process as failed and refuses everything after', async (t) => {
+  const aborted = decide(processIn('processing', { pos: { processedBy: 'pos-1' } }), { type: 'abort' }, at);
+  t.equal(aborted.kind, 'changed');
+  if (aborted.kind !== 'changed') return;
+  t.match(aborted.next, { aborted: true, paymentState: 'failed', paymentApproval: false, pos: { processedBy: 'pos-1', failedReason: 'aborted by the customer' } });
+  t.same(aborted.events, [
+    { domain: 'checkout', event: 'aborted' },
+    { domain: 'pos', event: 'failed' },
+  ]);
+  t.equal(finishedOrderState(processIn('processing'), aborted.next), 'userAborted');
+  for (const command of [{ type: 'approve' }, { type: 'setPaymentState', paymentState: 'processing' }, { type: 'setPaymentState', paymentState: 'failed', paymentResult: { late: 1 } }] as Command[]) {
+    t.equal(decide(aborted.next, command, at).kind, 'refused', JSON.stringify(command));
+  }
+  t.equal(decide(aborted.next, { type: 'abort' }, at).kind, 'unchanged', 'a second abort is a retry');
+  t.equal(decide(aborted.next, { type: 'setPaymentState', paymentState: 'failed' }, at).kind, 'unchanged', 'so is failed');
+});
+
+const commands: fc.Arbitrary<Command> = fc.oneof(
+  fc.constant<Command>({ type: 'abort' }),
+  fc.constant<Command>({ type: 'approve' }),
+  fc.constantFrom(...PaymentStates).map((paymentState): Command => ({ type: 'setPaymentState', paymentState })),
+  fc.integer({ min: 0, max: 10_000 }).map((price): Command => ({ type: 'updatePricing', pricing: { lineItems: [], price: { price } } })),
+);
+
+t.test('keeps its invariants over any sequence of commands', async () => {
+  fc.assert(
+    fc.property(fc.boolean(), fc.array(commands, { maxLength: 30 }), (approvalRequired, sequence) => {
+      let process = processIn('pending', { approvalRequired, supervisorApproval: approvalRequired ? null : true });
+      let orders = 0;
+      for (const command of sequence) {
+        const before = process;
+        const decision = decide(before, command, at);
+        if (isFinished(before.paymentState) && decision.kind === 'changed') return false; // a finished process never changes
+        if (decision.kind !== 'changed') continue;
+        process = decision.next;
+        const moved = before.paymentState !== process.paymentState;
+        if (moved && !PaymentMoves[before.paymentState].includes(process.paymentState)) return false;
+        if (process.paymentState === 'successful' && moved && before.approvalRequired && before.supervisorApproval !== true) return false;
+        if (finishedOrderState(before, process)) orders++;
+      }
+      const approvalFollowsOutcome =
+        process.paymentApproval === (process.paymentState === 'successful' ? true : process.paymentState === 'failed' ? false : null);
+      const finalizedWhenPaid = (process.finalizedAt !== null) === (process.paymentState === 'successful');
+      const oneOrder = orders === (isFinished(process.paymentState) && process.paymentState !== 'transferred' ? 1 : 0);
+      return approvalFollowsOutcome && finalizedWhenPaid && oneOrder && (!process.aborted || process.paymentState === 'failed');
+    }),
+  );
+});
+
+t.test('moves the PoS view with the fields each move allows', async (t) => {
+  const pending = processIn('pending');
+  t.match(posView(pending), { state: 'pending', loyaltyCard: 'CARD', totalPrice: 447, netPrice: 399, taxShares: [{ rate: '7', net: 233, share: 16, total: 249 }, { rate: '19' }] });
+
+  const start = decidePosUpdate(pending, { state: 'processing', processedBy: 'pos-1' }, at);
+  t.equal(start.kind, 'changed');
+  if (start.kind !== 'changed') return;
+  t.equal(start.next.pos.processedBy, 'pos-1');
+  t.equal(decidePosUpdate(start.next, { state: 'processing', processedBy: 'pos-1' }, at).kind, 'unchanged', 'a retry');
+  t.equal(decidePosUpdate(start.next, { state: 'processing', processedBy: 'pos-2' }, at).kind, 'refused', 'another PoS');
+  const claimed = decidePosUpdate(processIn('processing'), { state: 'processing', processedBy: 'pos-3' }, at);
+  t.match(claimed, { kind: 'changed', next: { pos: { processedBy: 'pos-3' } }, events: [{ domain: 'pos', event: 'processing' }] }, 'the first PoS to claim a process in processing, with an event');
+  t.equal(decidePosUpdate(pending, { state: 'processing', totalPrice: 1 }, at).kind, 'invalid', 'prices change only with success');
+  t.equal(decidePosUpdate(pending, { state: 'successful' }, at).kind, 'refused', 'pending cannot succeed');
+  t.equal(decidePosUpdate(start.next, { state: 'processing', amount: 'x' }, at).kind, 'unchanged', 'unknown members are ignored');
+  t.equal(decidePosUpdate(pending, { state: 'transferred' }, at).kind, 'invalid', 'a PoS does not transfer');
+
+  const final = {
+    state: 'successful',
+    lineItems: [{ sku: 'WATER', amount: 1, price: 99, totalPrice: 99, taxRate: '19' }, { sku: 'GUM', amount: 1, price: 100, totalPrice: 100, taxRate: '19' }],
+    taxShares: [{ rate: '19', net: 167, share: 32, total: 199 }],
+    netPrice: 167,
+    totalPrice: 199,
+    loyaltyCard: 'OTHER',
+  };
+  t.equal(decidePosUpdate(start.next, { ...final, totalPrice: 200 }, at).kind, 'invalid', 'line items must add up');
+  t.equal(decidePosUpdate(start.next, { ...final, taxShares: [{ rate: '19', net: 166, share: 32, total: 199 }] }, at).kind, 'invalid', 'net + share = total');
+  const paid = decidePosUpdate(start.next, final, at);
+  t.equal(paid.kind, 'changed');
+  if (paid.kind !== 'changed') return;
+  t.match(paid.next, { paymentState: 'successful', paymentApproval: true, finalizedAt: at, pos: { loyaltyCard: 'OTHER' } });
+  t.match(paid.next.pricing.lineItems, [{ id: 'a', name: 'Wasser', amount: 1, totalPrice: 99 }, { id: 'pos-2', sku: 'GUM', type: 'default' }], 'known items keep their id and name');
+  t.same(paid.next.pricing.price, { price: 199, netPrice: 167, tax: { '19': 32 }, taxNet: { '19': 167 }, taxPre: { '19': 199 } });
+  t.same(posView(paid.next).lineItems.map((l) => l.sku), ['WATER', 'GUM']);
+});
+
+t.test('rebuilds a pricing from PoS figures without tax shares', async (t) => {
+  const pricing = pricingFromPos({ lineItems: [], price: { price: 0 } }, { lineItems: [], taxShares: null, netPrice: 0, totalPrice: 0, state: 'successful', loyaltyCard: '', processedBy: '', failedReason: '' });
+  t.same(pricing, { lineItems: [], price: { price: 0, netPrice: 0 } });
+});
+
+t.test('applies merge patches as RFC 7386 says', async (t) => {
+  // The examples of RFC 7386, appendix A.
+  const cases: Array<[unknown, unknown, unknown]> = [
+    [{ a: 'b' }, { a: 'c' }, { a: 'c' }],
+    [{ a: 'b' }, { b: 'c' }, { a: 'b', b: 'c' }],
+    [{ a: 'b' }, { a: null }, {}],
+    [{ a: 'b', b: 'c' }, { a: null }, { b: 'c' }],
+    [{ a: ['b'] }, { a: 'c' }, { a: 'c' }],
+    [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
+    [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
+    [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
+    [['a', 'b'], ['c', 'd'], ['c', 'd']],
+    [{ a: 'b' }, ['c'], ['c']],
+    [{ a: 'foo' }, null, null],
+    [{ a: 'foo' }, 'bar', 'bar'],
+    [{ e: null }, { a: 1 }, { e: null, a: 1 }],
+    [[1, 2], { a: 'b', c: null }, { a: 'b' }],
+    [{}, { a: { bb: { ccc: null } } }, { a: { bb: {} } }],
+  ];
+  for (const [target, patch, result] of cases) t.same(mergePatch(target, patch), result, JSON.stringify(patch));
+  const polluted = mergePatch({}, JSON.parse('{"__proto__": {"polluted": true}}')) as Record<string, unknown>;
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'a "__proto__" member pollutes nothing');
+  t.equal(Object.getPrototypeOf(polluted), Object.prototype);
+});
