@@ -1,8 +1,8 @@
 -- Checkout processes, the orders they become, and the outbox of events.
 --
--- A process row is its actor's state: every command locks it (select ... for update), decides in
--- pure code (actors/checkout-process/state.ts) and writes the row, the order and the events in the
--- same transaction. `version` counts the changes; events carry it.
+-- A process row is its actor's state: a command reads it, decides in pure code
+-- (actors/checkout-process/state.ts) and writes the row, the events and the order in one statement
+-- that applies only if `version` is still the one it read. `version` counts the changes; events carry it.
 
 create table checkout_processes (
   project             text not null,
@@ -36,7 +36,8 @@ create table checkout_processes (
 create index checkout_processes_by_shop on checkout_processes (project, shop_id, created_at desc);
 
 -- Orders of a shop are numbered 1, 2, 3, ... without gaps (closings cover ranges of them). The
--- counter row is locked by the transaction that takes a number, so numbers follow commit order.
+-- counter row is locked by the statement that takes a number until it commits, so numbers follow
+-- commit order.
 create table order_sequences (
   project     text not null,
   shop_id     text collate "C" not null,

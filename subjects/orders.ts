@@ -115,7 +115,8 @@ export const OrderFilter = z.object({
 export type OrderFilter = z.infer<typeof OrderFilter>;
 
 export const orders = {
-  get: endpoint('svc.orders.get', z.object({ project: ProjectId, id: z.string().min(1).max(200) }), Order),
+  /** The Order as its stored JSON text: written from a checked Order, passed through untouched. */
+  get: endpoint('svc.orders.get', z.object({ project: ProjectId, id: z.string().min(1).max(200) }), z.object({ order: z.string() })),
   /**
    * Part of a page of the list, as order JSON texts (a page of 30000 orders does not fit in one
    * message). The first part (no `after`) counts the matching orders and refuses a list above the

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { verifyCheckoutInfo } from '../../src/domain/signature.js';
+import { canonicalCheckoutInfoOf, verifyCheckoutInfo } from '../../src/domain/signature.js';
 import { AppError } from '../../src/errors.js';
-import { inTransaction, type Sql } from '../../src/infra/postgres.js';
+import type { Sql } from '../../src/infra/postgres.js';
 import { createMailboxes } from '../../src/messaging/mailbox.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { CheckoutInfo } from '../../subjects/checkout.js';
@@ -11,7 +11,7 @@ import { eventSubject } from '../../subjects/events.js';
 import { pos } from '../../subjects/pos.js';
 import { decidePosUpdate, posView } from './pos.js';
 import * as db from './sql.js';
-import { decide, finishedOrderState, type Command, type Decision, type ProcessRecord } from './state.js';
+import { decide, finishedOrderState, isFinished, type Command, type Decision, type ProcessRecord } from './state.js';
 import { orderEventPayload, processEventPayload, toCheckoutProcess, toOrder } from './views.js';
 
 export interface CheckoutProcessDeps {
@@ -24,14 +24,19 @@ export interface CheckoutProcessDeps {
   eventsWritten(): void;
 }
 
+const MaxAttempts = 20;
+
 /**
- * One logical actor per checkout process: every command for a process id runs in its mailbox, in a
- * transaction that locks the process row, decides in pure code (state.ts, pos.ts) and writes the
- * change, its events and (when it finished the process) its order together.
+ * One logical actor per checkout process: the commands for a process id run one after another in
+ * its mailbox; each reads the process, decides in pure code (state.ts, pos.ts) and writes the
+ * change, its events and (when it finished the process) its order in one statement that applies
+ * only if the process is still at the version it read. Workers in other processes serve the same
+ * ids; the version makes the later writer read and decide again, so no change is lost.
  */
 export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
   const { sql, eventsWritten } = deps;
   const mailboxes = createMailboxes();
+  const recent = createRecentProcesses(RecentProcesses);
 
   const load = async (project: string, id: string): Promise<ProcessRecord> => {
     const stored = await db.findProcess(sql, project, id);
@@ -39,65 +44,71 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
     return stored.record;
   };
 
-  const command = async (project: string, id: string, decideFor: (process: ProcessRecord, at: Date) => Decision): Promise<ProcessRecord> => {
-    const { process, wroteEvents } = await mailboxes.run(`${project}/${id}`, () =>
-      inTransaction(sql, async (tx) => {
-        const stored = await db.lockProcess(tx, project, id);
-        if (!stored) throw notFound(id);
-        const before = stored.record;
+  const command = (project: string, id: string, decideFor: (process: ProcessRecord, at: Date) => Decision): Promise<ProcessRecord> => {
+    const key = `${project}/${id}`;
+    return mailboxes.run(key, async () => {
+      for (let attempt = 1; ; attempt++) {
+        // What this worker wrote last is the process unless another worker changed it since; the
+        // write below finds that out. An answer that writes nothing comes from the database only.
+        const cached = recent.take(key);
+        const before = cached ?? (await load(project, id));
         const at = new Date();
         const decision = decideFor(before, at);
+        if (decision.kind !== 'changed' && cached) continue;
         if (decision.kind === 'refused') throw new AppError(409, 'invalid_state_transition', decision.message);
         if (decision.kind === 'invalid') throw AppError.badRequest(decision.message, decision.details);
-        if (decision.kind === 'unchanged') return { process: before, wroteEvents: false };
+        if (decision.kind === 'unchanged') return before;
 
         const after: ProcessRecord = { ...decision.next, version: before.version + 1 };
-        await db.updateProcess(tx, after, after.pricing !== before.pricing);
         const events: db.OutboxEvent[] = decision.events.map((e) => ({
           subject: eventSubject(project, e.domain, id, e.event),
           payload: processEventPayload(after, e, at),
         }));
         const orderState = finishedOrderState(before, after);
+        let finished: db.FinishedOrder | undefined;
         if (orderState) {
-          const order = toOrder(after, orderState, await db.nextOrderNumber(tx, project, after.shopID), at);
-          await db.insertOrder(tx, order, after.checkoutInfo.shop.externalId);
-          events.push({ subject: eventSubject(project, 'order', id, orderState), payload: orderEventPayload(after, order) });
+          // Numbered by the statement that writes it (sequenceNumber 0 marks the place).
+          const order = toOrder(after, orderState, 0, at);
+          const event = { subject: eventSubject(project, 'order', id, orderState), payload: orderEventPayload(after, order) };
+          finished = { order, event, shopExternalId: after.checkoutInfo.shop.externalId };
         }
-        await db.insertEvents(tx, events);
-        return { process: after, wroteEvents: events.length > 0 };
-      }),
-    );
-    if (wroteEvents) eventsWritten();
-    return process;
+        if (await db.writeChange(sql, before.version, after, after.pricing !== before.pricing, events, finished)) {
+          recent.keep(key, after);
+          eventsWritten();
+          return after;
+        }
+        // Another worker process changed it since: decide again on what it is now.
+        if (attempt >= MaxAttempts) throw AppError.unavailable('the checkout process is changing too often; try again');
+      }
+    });
   };
 
   return [
     route(checkoutProcess.create, async ({ project, id, request }) => {
-      const digest = requestDigest(request);
+      const { checkoutInfo, signature } = request.signedCheckoutInfo;
+      const canonicalInfo = canonicalCheckoutInfoOf(checkoutInfo);
+      const digest = requestDigest(canonicalInfo, signature, request);
       if (id) {
         // A repeated PUT answers the process it made, also once its checkout info has expired.
         const existing = await db.findProcess(sql, project, id);
         if (existing) return { process: toCheckoutProcess(sameRequest(existing, digest)), created: false };
       }
+      verifyCheckoutInfo(checkoutInfo, signature, deps.signingKey, { ttlMs: deps.infoTtlMs, canonical: canonicalInfo });
       const process = await newProcess(deps, project, id ?? randomUUID(), request);
-      const stored = await inTransaction(sql, async (tx) => {
-        const inserted = await db.insertProcess(tx, process, digest);
-        if (!inserted) return undefined;
-        const at = process.createdAt;
-        await db.insertEvents(tx, [
-          { subject: eventSubject(project, 'checkout', process.id, 'created'), payload: processEventPayload(process, { domain: 'checkout', event: 'created' }, at) },
-          { subject: eventSubject(project, 'pos', process.id, 'pending'), payload: processEventPayload(process, { domain: 'pos', event: 'pending' }, at) },
-        ]);
-        return inserted;
-      });
-      if (!stored) {
+      const at = process.createdAt;
+      const inserted = await db.insertProcess(sql, process, digest, [
+        { subject: eventSubject(project, 'checkout', process.id, 'created'), payload: processEventPayload(process, { domain: 'checkout', event: 'created' }, at) },
+        { subject: eventSubject(project, 'pos', process.id, 'pending'), payload: processEventPayload(process, { domain: 'pos', event: 'pending' }, at) },
+      ]);
+      if (!inserted) {
         // The same id was created in between (only a client-chosen id can collide).
         const existing = await db.findProcess(sql, project, process.id);
         if (!existing) throw AppError.unavailable('the checkout process could not be stored; try again');
         return { process: toCheckoutProcess(sameRequest(existing, digest)), created: false };
       }
+      recent.keep(`${project}/${process.id}`, process);
       eventsWritten();
-      return { process: toCheckoutProcess(stored.record), created: true };
+      return { process: toCheckoutProcess(process), created: true };
     }),
 
     route(checkoutProcess.get, async ({ project, id }) => toCheckoutProcess(await load(project, id))),
@@ -121,6 +132,30 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
   ];
 }
 
+/** How many open processes a worker remembers as it last wrote them. */
+const RecentProcesses = 2000;
+
+/**
+ * The processes this worker wrote last, open ones only (a finished process hardly gets another
+ * command), the oldest forgotten first. `take` removes the entry: a command puts back what it wrote.
+ */
+function createRecentProcesses(limit: number) {
+  const entries = new Map<string, ProcessRecord>();
+  return {
+    take(key: string): ProcessRecord | undefined {
+      const entry = entries.get(key);
+      entries.delete(key);
+      return entry;
+    },
+    keep(key: string, process: ProcessRecord): void {
+      entries.delete(key);
+      if (isFinished(process.paymentState)) return;
+      entries.set(key, process);
+      if (entries.size > limit) entries.delete(entries.keys().next().value as string);
+    },
+  };
+}
+
 function commandOf(change: CheckoutProcessChange): Command {
   if ('aborted' in change) return { type: 'abort' };
   if ('paymentState' in change) return { type: 'setPaymentState', paymentState: change.paymentState, paymentResult: change.paymentResult };
@@ -128,12 +163,11 @@ function commandOf(change: CheckoutProcessChange): Command {
 }
 
 /**
- * A process from a create request: the checkout info must carry its own signature, be fresh, be for
- * this project, and offer the chosen payment method.
+ * A process from a create request whose checkout info carries its own signature: the info must be
+ * for this project and offer the chosen payment method.
  */
 async function newProcess(deps: CheckoutProcessDeps, project: string, id: string, request: CreateCheckoutProcessRequest): Promise<ProcessRecord> {
-  const { checkoutInfo: signed, signature } = request.signedCheckoutInfo;
-  verifyCheckoutInfo(signed, signature, deps.signingKey, { ttlMs: deps.infoTtlMs });
+  const signed = request.signedCheckoutInfo.checkoutInfo;
   const parsed = CheckoutInfo.safeParse(signed);
   if (!parsed.success) throw AppError.validation(parsed.error, 'checkout info');
   const info = parsed.data;
@@ -172,17 +206,16 @@ async function newProcess(deps: CheckoutProcessDeps, project: string, id: string
 }
 
 /** What makes two create requests the same: their content, whatever the key order. */
-function requestDigest(request: CreateCheckoutProcessRequest): string {
-  const { checkoutInfo, signature } = request.signedCheckoutInfo;
-  const essence = { checkoutInfo, signature, paymentMethod: request.paymentMethod, paymentInformation: request.paymentInformation ?? null, processedOffline: request.processedOffline };
-  let canonical: string | undefined;
+function requestDigest(canonicalInfo: string, signature: string, request: CreateCheckoutProcessRequest): string {
+  const rest = { paymentMethod: request.paymentMethod, paymentInformation: request.paymentInformation ?? null, processedOffline: request.processedOffline };
+  let canonicalRest: string | undefined;
   try {
-    canonical = canonicalize(essence);
+    canonicalRest = canonicalize(rest);
   } catch {
-    canonical = undefined;
+    canonicalRest = undefined;
   }
-  if (canonical === undefined) throw AppError.badRequest('the request has no canonical JSON form (a lone surrogate or a number JSON cannot hold)');
-  return createHash('sha256').update(canonical).digest('hex');
+  if (canonicalRest === undefined) throw AppError.badRequest('paymentInformation has no canonical JSON form (a lone surrogate or a number JSON cannot hold)');
+  return createHash('sha256').update(canonicalInfo).update('\n').update(signature).update('\n').update(canonicalRest).digest('hex');
 }
 
 function sameRequest(existing: db.StoredProcess, digest: string): ProcessRecord {

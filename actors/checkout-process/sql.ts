@@ -65,29 +65,47 @@ function toStored(row: ProcessRow): StoredProcess {
 // JSON parameters go as text: the driver would encode a value for a json column a second time.
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
-/** Inserts a new process; undefined when the id is taken (the caller compares the request). */
-export async function insertProcess(db: Db, p: ProcessRecord, requestDigest: string): Promise<StoredProcess | undefined> {
-  const [row] = await db<ProcessRow[]>`
-    insert into checkout_processes (
-      project, id, shop_id, request_digest, checkout_info, payment_method, payment_information,
-      approval_required, supervisor_approval, processed_offline, created_at
-    ) values (
-      ${p.project}, ${p.id}, ${p.shopID}, ${requestDigest}, ${json(p.checkoutInfo)}::text::json, ${p.paymentMethod},
-      ${json(p.paymentInformation)}::text::json, ${p.approvalRequired}, ${p.supervisorApproval}, ${p.processedOffline}, ${p.createdAt}
+export interface OutboxEvent {
+  subject: string;
+  payload: unknown;
+}
+
+/**
+ * The events of a change as rows (subject, payload, n) in publishing order. One JSON parameter:
+ * the payload texts pass into the json column as written.
+ */
+function outboxRows(db: Db, events: readonly OutboxEvent[]) {
+  return db`
+    select e.value ->> 'subject' as subject, e.value -> 'payload' as payload, e.n
+    from json_array_elements(${JSON.stringify(events)}::text::json) with ordinality as e(value, n)`;
+}
+
+/**
+ * Inserts a new process and its events in one statement; false when the id is taken (the caller
+ * compares the requests).
+ */
+export async function insertProcess(db: Db, p: ProcessRecord, requestDigest: string, events: readonly OutboxEvent[]): Promise<boolean> {
+  const rows = await db`
+    with created as (
+      insert into checkout_processes (
+        project, id, shop_id, request_digest, checkout_info, payment_method, payment_information,
+        approval_required, supervisor_approval, processed_offline, created_at
+      ) values (
+        ${p.project}, ${p.id}, ${p.shopID}, ${requestDigest}, ${json(p.checkoutInfo)}::text::json, ${p.paymentMethod},
+        ${json(p.paymentInformation)}::text::json, ${p.approvalRequired}, ${p.supervisorApproval}, ${p.processedOffline}, ${p.createdAt}
+      )
+      on conflict (project, id) do nothing
+      returning 1
+    ), published as (
+      insert into outbox (subject, payload)
+      select subject, payload from (${outboxRows(db, events)}) e where exists (select from created) order by n
     )
-    on conflict (project, id) do nothing
-    returning *`;
-  return row && toStored(row);
+    select from created`;
+  return rows.length === 1;
 }
 
 export async function findProcess(db: Db, project: string, id: string): Promise<StoredProcess | undefined> {
   const [row] = await db<ProcessRow[]>`select * from checkout_processes where project = ${project} and id = ${id}`;
-  return row && toStored(row);
-}
-
-/** The process, locked until the transaction ends: its actor's commands run one after another. */
-export async function lockProcess(tx: TransactionSql, project: string, id: string): Promise<StoredProcess | undefined> {
-  const [row] = await tx<ProcessRow[]>`select * from checkout_processes where project = ${project} and id = ${id} for update`;
   return row && toStored(row);
 }
 
@@ -98,52 +116,86 @@ export async function listProcessesOfShop(db: Db, project: string, shop: string,
   return rows.map((row) => toStored(row).record);
 }
 
-/** Writes a decided change; the pricing column only when the change set a new pricing. */
-export async function updateProcess(tx: TransactionSql, p: ProcessRecord, pricingChanged: boolean): Promise<void> {
-  await tx`
-    update checkout_processes set
-      pricing = coalesce(${pricingChanged ? json(p.pricing) : null}::text::json, pricing),
-      payment_result = ${json(p.paymentResult)}::text::json,
-      payment_state = ${p.paymentState},
-      supervisor_approval = ${p.supervisorApproval},
-      payment_approval = ${p.paymentApproval},
-      aborted = ${p.aborted},
-      modified = ${p.modified},
-      pos = ${json(p.pos)}::text::jsonb,
-      version = ${p.version},
-      finalized_at = ${p.finalizedAt},
-      updated_at = now()
-    where project = ${p.project} and id = ${p.id}`;
+/** The order a change finishes the process with, and its event; the statement numbers both. */
+export interface FinishedOrder {
+  /** With sequenceNumber 0: the statement puts the shop's next number there. */
+  order: Order;
+  event: OutboxEvent;
+  shopExternalId: string;
 }
 
-/** The shop's next order number; the counter row stays locked until the transaction ends. */
-export async function nextOrderNumber(tx: TransactionSql, project: string, shop: string): Promise<number> {
-  const [row] = await tx<{ last_number: string }[]>`
-    insert into order_sequences (project, shop_id, last_number) values (${project}, ${shop}, 1)
-    on conflict (project, shop_id) do update set last_number = order_sequences.last_number + 1
-    returning last_number`;
-  return Number(row!.last_number);
+const NumberSlot = '"sequenceNumber":0';
+
+/** JSON text cut where the order number goes: head + number + tail. */
+function aroundNumber(value: unknown): [string, string] {
+  const text = JSON.stringify(value);
+  // Its first occurrence is the member: the string values before it cannot hold an unescaped quote.
+  const at = text.indexOf(NumberSlot);
+  if (at < 0) throw new Error('the order has no sequenceNumber to fill');
+  return [text.slice(0, at + NumberSlot.length - 1), text.slice(at + NumberSlot.length)];
 }
 
-export async function insertOrder(tx: TransactionSql, order: Order, shopExternalId: string): Promise<void> {
-  await tx`
-    insert into orders (project, id, shop_id, shop_external_id, sequence_number, state, finalized_at, doc)
-    values (${order.project}, ${order.id}, ${order.shopID}, ${shopExternalId || null}, ${order.sequenceNumber},
-            ${order.state}, ${order.finalizedAt}, ${JSON.stringify(order)}::text::json)`;
-}
-
-export interface OutboxEvent {
-  subject: string;
-  payload: unknown;
-}
-
-export async function insertEvents(tx: TransactionSql, events: readonly OutboxEvent[]): Promise<void> {
-  if (!events.length) return;
-  await tx`
-    insert into outbox (subject, payload)
-    select subject, payload::json
-    from unnest(${events.map((e) => e.subject)}::text[], ${events.map((e) => JSON.stringify(e.payload))}::text[]) with ordinality as e(subject, payload, n)
-    order by n`;
+/**
+ * Writes a decided change in one statement, if the process is still at the version it was decided
+ * on: the process row (the pricing column only when the change set a new pricing), the events, and,
+ * when the change finished the process, its order with the shop's next number. The counter row of
+ * the shop stays locked only for this statement, so checkouts of one shop finish one after another
+ * without waiting on each other's other work. False when another writer came first.
+ */
+export async function writeChange(
+  db: Sql,
+  previousVersion: number,
+  p: ProcessRecord,
+  pricingChanged: boolean,
+  events: readonly OutboxEvent[],
+  finished?: FinishedOrder,
+): Promise<boolean> {
+  let numbered = db``;
+  let orderEvent = db``;
+  if (finished) {
+    const { order, event, shopExternalId } = finished;
+    const [docHead, docTail] = aroundNumber(order);
+    const [eventHead, eventTail] = aroundNumber(event.payload);
+    numbered = db`, numbered as (
+        insert into order_sequences (project, shop_id, last_number) select ${p.project}, ${p.shopID}, 1 from changed
+        on conflict (project, shop_id) do update set last_number = order_sequences.last_number + 1
+        returning last_number
+      ), finished as (
+        insert into orders (project, id, shop_id, shop_external_id, sequence_number, state, finalized_at, doc)
+        select ${order.project}, ${order.id}, ${order.shopID}, ${shopExternalId || null}, last_number, ${order.state},
+               ${order.finalizedAt}, (${docHead}::text || last_number || ${docTail}::text)::json
+        from numbered
+      )`;
+    orderEvent = db`union all
+        select ${event.subject}, (${eventHead}::text || last_number || ${eventTail}::text)::json, ${events.length + 1}::bigint from numbered`;
+  }
+  const [row] = await db<{ changed: number }[]>`
+    with changed as (
+      update checkout_processes set
+        pricing = coalesce(${pricingChanged ? json(p.pricing) : null}::text::json, pricing),
+        payment_result = ${json(p.paymentResult)}::text::json,
+        payment_state = ${p.paymentState},
+        supervisor_approval = ${p.supervisorApproval},
+        payment_approval = ${p.paymentApproval},
+        aborted = ${p.aborted},
+        modified = ${p.modified},
+        pos = ${json(p.pos)}::text::jsonb,
+        version = ${p.version},
+        finalized_at = ${p.finalizedAt},
+        updated_at = now()
+      where project = ${p.project} and id = ${p.id} and version = ${previousVersion}
+      returning 1
+    )${numbered}, published as (
+      insert into outbox (subject, payload)
+      select subject, payload from (
+        select subject, payload, n from (${outboxRows(db, events)}) e
+        where exists (select from changed)
+        ${orderEvent}
+      ) e
+      order by n
+    )
+    select count(*)::int as changed from changed`;
+  return row!.changed === 1;
 }
 
 /** Whether any of these products must be checked by a supervisor (forceControl). */

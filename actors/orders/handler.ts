@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../src/errors.js';
 import type { Sql } from '../../src/infra/postgres.js';
 import { route, type Route } from '../../src/messaging/worker.js';
-import { orders, type Order } from '../../subjects/orders.js';
+import { orders } from '../../subjects/orders.js';
 import { tryParseJson } from '../../src/json.js';
 import * as db from './sql.js';
 
@@ -21,8 +21,7 @@ export function createOrdersActor(deps: OrdersDeps): Route[] {
     route(orders.get, async ({ project, id }) => {
       const doc = await db.findOrder(sql, project, id);
       if (!doc) throw AppError.notFound(`no order with id ${id}`);
-      // Written by this platform from a validated order; the edge checks the reply against Order.
-      return JSON.parse(doc) as Order;
+      return { order: doc };
     }),
 
     route(orders.listPart, async ({ offset, after, limit, ...scope }) => {

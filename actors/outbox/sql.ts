@@ -3,11 +3,6 @@ import type { TransactionSql } from '../../src/infra/postgres.js';
 /** Held by the relay that publishes: one at a time, so events leave in the order they were written. */
 const RelayLock = 7_420_002;
 
-export async function tryRelayLock(tx: TransactionSql): Promise<boolean> {
-  const [row] = await tx<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${RelayLock}) as locked`;
-  return row!.locked;
-}
-
 export interface OutboxRow {
   seq: string;
   id: string;
@@ -15,10 +10,20 @@ export interface OutboxRow {
   payload: string;
 }
 
-export function oldestEvents(tx: TransactionSql, limit: number) {
-  return tx<OutboxRow[]>`select seq, id, subject, payload::text as payload from outbox order by seq limit ${limit}`;
-}
-
-export async function deleteEvents(tx: TransactionSql, seqs: readonly string[]): Promise<void> {
-  await tx`delete from outbox where seq = any(${seqs as string[]}::bigint[])`;
+/**
+ * Takes the oldest events out of the outbox, if this relay gets the relay lock (`held`). They are
+ * gone only if the transaction commits: the relay commits once the stream has them.
+ */
+export async function takeOldestEvents(tx: TransactionSql, limit: number): Promise<{ held: boolean; rows: OutboxRow[] }> {
+  const result = await tx<Array<{ held: boolean } & { [K in keyof OutboxRow]: OutboxRow[K] | null }>>`
+    with lock as (select pg_try_advisory_xact_lock(${RelayLock}) as held),
+    taken as (
+      delete from outbox where seq in (select seq from outbox where (select held from lock) order by seq limit ${limit})
+      returning seq, id, subject, payload::text as payload
+    )
+    select lock.held, taken.* from lock left join taken on true
+    order by taken.seq`;
+  const held = result[0]?.held ?? false;
+  const rows = result.filter((r): r is { held: boolean } & OutboxRow => r.seq !== null);
+  return { held, rows };
 }

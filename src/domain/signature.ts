@@ -33,6 +33,24 @@ export interface VerifyOptions {
   /** How long a checkout info may be used after its createdAt. */
   ttlMs: number;
   now?: Date;
+  /** The info's canonical JSON when the caller has it already (canonicalCheckoutInfoOf). */
+  canonical?: string;
+}
+
+/** The RFC 8785 text of a checkout info as a client sent it back; `400 invalid_signature` if it has none. */
+export function canonicalCheckoutInfoOf(info: unknown): string {
+  let canonical: string | undefined;
+  try {
+    canonical = canonicalize(info);
+  } catch {
+    canonical = undefined;
+  }
+  if (canonical === undefined || typeof info !== 'object' || info === null) throw invalidSignature();
+  return canonical;
+}
+
+function invalidSignature(): AppError {
+  return new AppError(400, 'invalid_signature', 'the checkout info does not match its signature');
 }
 
 /**
@@ -41,7 +59,7 @@ export interface VerifyOptions {
  * `400 checkout_info_expired`.
  */
 export function verifyCheckoutInfo(info: { createdAt?: unknown }, signature: string, key: Uint8Array, options: VerifyOptions): void {
-  const invalid = new AppError(400, 'invalid_signature', 'the checkout info does not match its signature');
+  const invalid = invalidSignature();
   const [header, payload, mac, ...rest] = signature.split('.');
   if (!header || payload !== '' || !mac || rest.length) throw invalid;
   let alg: unknown;
@@ -52,12 +70,7 @@ export function verifyCheckoutInfo(info: { createdAt?: unknown }, signature: str
     throw invalid;
   }
   if (alg !== 'HS256' || typ !== CheckoutInfoJwsType) throw invalid;
-  let expected: Buffer;
-  try {
-    expected = hmac(key, signingInput(header, canonicalize(info)));
-  } catch {
-    throw invalid;
-  }
+  const expected = hmac(key, signingInput(header, options.canonical ?? canonicalCheckoutInfoOf(info)));
   const given = Buffer.from(mac, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
 

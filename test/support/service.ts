@@ -125,3 +125,24 @@ async function openNatsConnections(monitorPort: number): Promise<number> {
   }
   return open;
 }
+
+/**
+ * A second worker side (ROLE=workers, its own actors, mailboxes and pools) on the service's database
+ * and NATS, as an operator scales out: the queue groups spread requests over both.
+ */
+export async function startMoreWorkers(t: Test, svc: TestService): Promise<RunningService> {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    ROLE: 'workers',
+    DATABASE_URL: svc.databaseUrl,
+    DATABASE_POOL_MAX: '4',
+    NATS_URL: svc.natsUrl,
+    CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,
+    DATA_DIR: svc.config.dataDir,
+    LOG_LEVEL: 'silent',
+  });
+  const workers = await startService(config, createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
+  // Registered after the service's teardown, so it runs first: the workers stop before the service.
+  t.teardown(() => workers.stop());
+  return workers;
+}

@@ -86,7 +86,7 @@ export function orderRoutes(app: ZodApp, client: ServiceClient): void {
       config: read,
       schema: { tags, summary: 'Get an order', params: ProjectParams.extend({ id: z.string().min(1).max(200) }), response: { 200: Order, ...ErrorResponses } },
     },
-    async (request) => client.call(orders.get, request.params),
+    async (request, reply) => reply.type('application/json').send((await client.call(orders.get, request.params)).order as never),
   );
 }
 
