@@ -1,7 +1,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Logger } from '../../src/logger.js';
 import type { Sql } from '../../src/infra/postgres.js';
-import { takeOldestEvents } from './sql.js';
+import { takeOldestEvents, vacuumOutbox } from './sql.js';
 
 /**
  * Publishes the outbox to JetStream: the oldest events first, each with Nats-Msg-Id = its row id,
@@ -31,13 +31,15 @@ export interface RelayOptions {
    */
   gatherMs?: number;
   batchSize?: number;
+  /** Vacuum the outbox after publishing this many events (default 5000). */
+  vacuumEvery?: number;
 }
 
 const Locked = -1;
 const Failed = -2;
 
 export function startOutboxRelay(options: RelayOptions): OutboxRelay {
-  const { sql, js, log, pollMs = 1000, gatherMs = 5, batchSize = 500 } = options;
+  const { sql, js, log, pollMs = 1000, gatherMs = 5, batchSize = 500, vacuumEvery = 5000 } = options;
   let running = true;
   let nudged = false;
   let wake: (() => void) | undefined;
@@ -65,6 +67,7 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
       soon = undefined;
     });
 
+  let sinceVacuum = 0;
   const loop = async () => {
     while (running) {
       nudged = false;
@@ -72,6 +75,11 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
         log.error({ err }, 'outbox relay failed; retrying');
         return Failed;
       });
+      if (published > 0) sinceVacuum += published;
+      if (sinceVacuum >= vacuumEvery) {
+        sinceVacuum = 0;
+        await vacuumOutbox(sql).catch((err: unknown) => log.warn({ err }, 'outbox vacuum failed'));
+      }
       if (published === batchSize) continue;
       // Another relay holds the lock: it may have read before our rows committed, so look again soon.
       // Nudged meanwhile: gather what the next few milliseconds write into the same batch.

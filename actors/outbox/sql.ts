@@ -1,4 +1,4 @@
-import type { TransactionSql } from '../../src/infra/postgres.js';
+import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 
 /** Held by the relay that publishes: one at a time, so events leave in the order they were written. */
 const RelayLock = 7_420_002;
@@ -26,4 +26,13 @@ export async function takeOldestEvents(tx: TransactionSql, limit: number): Promi
   const held = result[0]?.held ?? false;
   const rows = result.filter((r): r is { held: boolean } & OutboxRow => r.seq !== null);
   return { held, rows };
+}
+
+/**
+ * The outbox is a queue: every row is deleted soon after its insert. Until a vacuum, inserts and
+ * the relay's reads wade through the dead rows (hundreds of buffers per statement under load), and
+ * autovacuum visits a busy table only about once a minute; so the relay vacuums it as it goes.
+ */
+export async function vacuumOutbox(sql: Sql): Promise<void> {
+  await sql`vacuum (skip_locked) outbox`;
 }
