@@ -213,3 +213,17 @@ export async function watchEvents(t: Test, svc: Pick<TestService, 'nc' | 'sql'>,
     },
   };
 }
+
+/** Asserts that every shop's orders are numbered 1..n, each number once; answers `<shop> <n>` per shop. */
+export async function assertGaplessOrderNumbers(t: Test, svc: Pick<TestService, 'sql'>): Promise<string[]> {
+  const shops = await svc.sql<{ shop_id: string; numbers: string[] }[]>`
+    select shop_id, array_agg(sequence_number::text order by sequence_number) as numbers from orders group by shop_id order by shop_id`;
+  for (const shop of shops) {
+    t.same(
+      shop.numbers.map(Number),
+      shop.numbers.map((_, i) => i + 1),
+      `shop ${shop.shop_id}: order numbers 1..${shop.numbers.length}, each once`,
+    );
+  }
+  return shops.map((s) => `${s.shop_id} ${s.numbers.length}`);
+}
