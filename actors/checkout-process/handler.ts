@@ -20,7 +20,7 @@ export interface CheckoutProcessDeps {
   signingKey: Uint8Array;
   /** How long a checkout info may be used to create a process. */
   infoTtlMs: number;
-  /** Called after a transaction wrote events (wakes the outbox relay). */
+  /** Called after a change wrote events (wakes the outbox relay). */
   eventsWritten(): void;
 }
 
