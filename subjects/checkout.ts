@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Href, ProjectId } from './common.js';
 import { endpoint } from './contract.js';
 import { Sku, Unit } from './products.js';
-import { ShopId } from './shops.js';
+import { Shop, ShopId } from './shops.js';
 
 const Amount = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
 
@@ -84,17 +84,9 @@ export const Price = z
   })
   .meta({ id: 'Price' });
 
-export const ShopInformation = z.object({
-  externalId: z.string(),
-  name: z.string(),
-  email: z.string(),
-  phone: z.string(),
-  street: z.string(),
-  zip: z.string(),
-  city: z.string(),
-  state: z.string(),
-  country: z.string(),
-});
+/** The shop as a checkout info carries it (the spec's ShopInformation). */
+export const ShopInformation = Shop.pick({ externalId: true, name: true, email: true, phone: true, street: true, zip: true, city: true, state: true, country: true });
+export type ShopInformation = z.infer<typeof ShopInformation>;
 
 export const CheckoutInfo = z
   .object({

@@ -1,6 +1,7 @@
 import type { Catalog, CatalogEntry } from '../../src/domain/cart.js';
 import { shopCategoryOrder, type LegacyPrice } from '../../src/domain/pricing.js';
 import type { Sql } from '../../src/infra/postgres.js';
+import type { ShopInformation } from '../../subjects/checkout.js';
 import type { PriceV2 } from '../../subjects/pricing.js';
 import { ProductDefaults, type Product } from '../../subjects/products.js';
 import { DefaultSettings, type Settings } from '../../subjects/settings.js';
@@ -12,21 +13,10 @@ export interface CartKeys {
   plus: string[];
 }
 
-export interface ShopInformationRow {
-  externalId: string;
-  name: string;
-  email: string;
-  phone: string;
-  street: string;
-  zip: string;
-  city: string;
-  state: string;
-  country: string;
-}
 
 export interface CheckoutData {
   /** Undefined when the shop does not exist. */
-  shop?: ShopInformationRow;
+  shop?: ShopInformation;
   settings: Settings;
   /** The shop's pricing categories in order, `default` last. */
   categories: string[];
@@ -50,7 +40,7 @@ interface ProductRow {
 }
 
 interface DataRow {
-  shop: ShopInformationRow | null;
+  shop: ShopInformation | null;
   settings: { currency: string; taxRates: Record<string, string>; paymentMethods: string[] } | null;
   categories: Array<{ id: string; priority: number }>;
   products: ProductRow[];
