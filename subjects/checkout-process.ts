@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Href, ProjectId } from './common.js';
 import { endpoint } from './contract.js';
-import { CheckoutInfo, LineItem, Price } from './checkout.js';
+import { CheckoutInfo, checkoutProcessPath, LineItem, Price } from './checkout.js';
 import { ShopId } from './shops.js';
 
 /**
@@ -102,7 +102,7 @@ export const CheckoutApproval = z.strictObject({ type: z.literal('supervisor') }
 export const CheckoutProcessList = z.object({ processes: z.array(CheckoutProcess) }).meta({ id: 'CheckoutProcessList' });
 
 export function processPath(project: string, id: string): string {
-  return `/${project}/checkout/process/${id}`;
+  return `${checkoutProcessPath(project)}/${id}`;
 }
 
 const ProcessAddress = z.object({ project: ProjectId, id: ProcessId });

@@ -4,7 +4,7 @@ import { Order, OrderList, orders } from '../../../subjects/orders.js';
 import { ShopId } from '../../../subjects/shops.js';
 import type { ServiceClient } from '../../messaging/client.js';
 import { ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
-import { jsonArray } from '../streams.js';
+import { inParts, jsonArray } from '../streams.js';
 
 const read = { auth: { permissions: ['ordersRead'] } } as const;
 const tags = ['orders'];
@@ -62,21 +62,16 @@ export function orderRoutes(app: ZodApp, client: ServiceClient): void {
       const totalPages = Math.ceil(totalItems / perPage);
       const onPage = Math.max(0, Math.min(perPage, totalItems - page * perPage));
 
-      async function* items(): AsyncGenerator<string> {
-        let part = first;
-        let remaining = onPage;
-        for (;;) {
-          yield* part.orders.slice(0, remaining);
-          remaining -= part.orders.length;
-          if (!part.next || remaining <= 0) return;
-          part = await client.call(orders.listPart, { ...scope, offset: 0, after: part.next, limit: Math.min(PartSize, remaining) });
-        }
-      }
+      const nextPart = async (after: string, remaining: number) => {
+        const part = await client.call(orders.listPart, { ...scope, offset: 0, after, limit: Math.min(PartSize, remaining) });
+        return { items: part.orders, next: part.next };
+      };
+      const items = inParts({ items: first.orders, next: first.next }, onPage, nextPart);
       const self = request.url;
       const links: Record<string, { href: string }> = { self: { href: self } };
       if (page + 1 < totalPages) links.nextPage = { href: withPage(self, page + 1) };
       const close = `],"pagination":${JSON.stringify({ page, perPage, totalPages, totalItems })},"links":${JSON.stringify(links)}}`;
-      return reply.type('application/json').send(Readable.from(jsonArray(items(), '{"resources":[', close)) as never);
+      return reply.type('application/json').send(Readable.from(jsonArray(items, '{"resources":[', close)) as never);
     },
   );
 

@@ -6,7 +6,7 @@ import { AppError } from '../../errors.js';
 import type { ServiceClient } from '../../messaging/client.js';
 import { BatchBodyLimit, batchItems, fieldOf, NdjsonTypes, sendBatch } from '../batch.js';
 import { documentedBody, EmptyBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
-import { jsonArray, ndjson as ndjsonStream } from '../streams.js';
+import { inParts, jsonArray, ndjson as ndjsonStream } from '../streams.js';
 
 const SkuParams = ProjectParams.extend({ sku: Sku });
 const tags = ['products'];
@@ -76,22 +76,14 @@ export function productRoutes(app: ZodApp, client: ServiceClient): void {
       const { project } = request.params;
       const { limit, ...filter } = request.query;
       const ndjson = (request.headers.accept ?? '').includes('ndjson');
-      const page = (after: string | undefined, wanted: number) =>
-        client.call(products.listPage, { project, ...filter, after, pageSize: Math.min(ListPageSize, wanted) });
-
+      const page = async (after: string | undefined, wanted: number) => {
+        const part = await client.call(products.listPage, { project, ...filter, after, pageSize: Math.min(ListPageSize, wanted) });
+        return { items: part.products, next: part.next };
+      };
       const wanted = limit === 0 ? Infinity : limit;
-      const first = await page(undefined, wanted);
-      async function* items(): AsyncGenerator<string> {
-        let current = first;
-        let remaining = wanted;
-        for (;;) {
-          yield* current.products;
-          remaining -= current.products.length;
-          if (!current.next || remaining <= 0) return;
-          current = await page(current.next, remaining);
-        }
-      }
-      const body = ndjson ? ndjsonStream(items()) : jsonArray(items(), '{"products":[', ']}');
+      // The first part is read before answering, so that its errors still get their status.
+      const items = inParts(await page(undefined, wanted), wanted, page);
+      const body = ndjson ? ndjsonStream(items) : jsonArray(items, '{"products":[', ']}');
       // The response schema documents what the stream carries; the stream itself is not a typed value.
       return reply.type(ndjson ? 'application/x-ndjson' : ProductListMediaType).send(Readable.from(body) as never);
     },
