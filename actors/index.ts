@@ -26,6 +26,8 @@ export interface WorkerDeps {
   log: Logger;
   migrations: readonly Migration[];
   checkout: { signingKey: Uint8Array; infoTtlMs: number };
+  /** How many catalog entries the checkout workers remember (0: none). */
+  checkoutCacheMaxEntries: number;
   orders: { maxListRecords: number };
   events: { maxAgeMs: number };
 }
@@ -47,7 +49,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createShopsActor({ sql }),
     ...createCatalogActor({ sql }),
     ...createImportsActor({ sql }),
-    ...createCheckoutActor({ sql: checkoutSql, signingKey: checkout.signingKey }),
+    ...createCheckoutActor({ sql: checkoutSql, signingKey: checkout.signingKey, cacheMaxEntries: deps.checkoutCacheMaxEntries }),
     ...createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge() }),
     ...createOrdersActor({ sql, maxListRecords: deps.orders.maxListRecords }),
   ]);

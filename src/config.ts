@@ -30,6 +30,7 @@ const Environment = z
     REQUEST_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(5000)),
     CHECKOUT_SIGNING_SECRET: variable(z.string().min(32, 'must be at least 32 characters').optional()),
     CHECKOUT_INFO_TTL_SECONDS: variable(z.coerce.number().int().min(1).default(3600)),
+    CHECKOUT_CACHE_MAX_ENTRIES: variable(z.coerce.number().int().min(0).default(100_000)),
     ORDERS_LIST_MAX_RECORDS: variable(z.coerce.number().int().min(1).default(100_000)),
     EVENTS_MAX_AGE_HOURS: variable(z.coerce.number().positive().default(168)),
   })
@@ -57,7 +58,7 @@ const Configuration = Environment.transform((env) => ({
   auth: { jwtSecret: env.JWT_SECRET, jwksUrl: env.JWKS_URL, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE },
   logLevel: env.LOG_LEVEL,
   requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
-  checkout: { signingSecret: env.CHECKOUT_SIGNING_SECRET, infoTtlSeconds: env.CHECKOUT_INFO_TTL_SECONDS },
+  checkout: { signingSecret: env.CHECKOUT_SIGNING_SECRET, infoTtlSeconds: env.CHECKOUT_INFO_TTL_SECONDS, cacheMaxEntries: env.CHECKOUT_CACHE_MAX_ENTRIES },
   orders: { maxListRecords: env.ORDERS_LIST_MAX_RECORDS },
   events: { maxAgeMs: env.EVENTS_MAX_AGE_HOURS * 3_600_000 },
 }));

@@ -111,7 +111,9 @@ async function startWorkerSide(
   const checkoutSecret = await resolveCheckoutSecret(config);
   logGenerated(log, 'CHECKOUT_SIGNING_SECRET', checkoutSecret, 'every worker process must share it');
   const checkout = { signingKey: new TextEncoder().encode(checkoutSecret.secret), infoTtlMs: config.checkout.infoTtlSeconds * 1000 };
-  const workers = await startWorkers({ sql, checkoutSql, ...bus, log, migrations, checkout, orders: config.orders, events: config.events });
+  const workers = await startWorkers({
+    sql, checkoutSql, ...bus, log, migrations, checkout, checkoutCacheMaxEntries: config.checkout.cacheMaxEntries, orders: config.orders, events: config.events,
+  });
   stops.push(() => workers.stop());
 }
 

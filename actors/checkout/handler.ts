@@ -1,24 +1,42 @@
 import { priceCart } from '../../src/domain/cart.js';
-import { interpretCode } from '../../src/domain/codes.js';
 import { signCheckoutInfo } from '../../src/domain/signature.js';
 import { AppError } from '../../src/errors.js';
 import type { Sql } from '../../src/infra/postgres.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { checkout, checkoutProcessPath, type Cart, type CheckoutInfo } from '../../subjects/checkout.js';
-import { loadCheckoutData, type CartKeys } from './sql.js';
+import { CheckoutCatalogCache } from './catalog-cache.js';
+import { CatalogVersions } from './catalog-versions.js';
+import { cartKeys, loadCheckoutData, type CheckoutData } from './sql.js';
 
 export interface CheckoutDeps {
   sql: Sql;
   /** The key checkout infos are signed with (and verified with when a process is created). */
   signingKey: Uint8Array;
+  /** How many products, codes and PLUs a worker process remembers (0: none; see catalog-cache.ts). */
+  cacheMaxEntries: number;
 }
 
 /** The checkout workers: price a cart into a signed checkout info. */
 export function createCheckoutActor(deps: CheckoutDeps): Route[] {
   const { sql, signingKey } = deps;
+  const cache = new CheckoutCatalogCache(deps.cacheMaxEntries);
+  const versions = new CatalogVersions(sql);
+
+  /** The cart's catalog data: from memory when it is current, else read (and remembered). */
+  async function checkoutData(project: string, cart: Cart): Promise<CheckoutData> {
+    const keys = cartKeys(cart);
+    if (deps.cacheMaxEntries > 0) {
+      const remembered = cache.lookup(project, cart.shopID, await versions.current(project), keys);
+      if (remembered) return remembered;
+    }
+    const read = await loadCheckoutData(sql, project, cart.shopID, keys);
+    cache.remember(project, cart.shopID, keys, read);
+    return read;
+  }
+
   return [
     route(checkout.info, async ({ project, ...cart }) => {
-      const { shop, settings, categories, catalog } = await loadCheckoutData(sql, project, cart.shopID, cartKeys(cart));
+      const { shop, settings, categories, catalog } = await checkoutData(project, cart);
       if (!shop) throw new AppError(404, 'shop_not_found', `no shop with id ${cart.shopID}`);
 
       const at = new Date();
@@ -52,17 +70,4 @@ export function createCheckoutActor(deps: CheckoutDeps): Route[] {
       return { checkoutInfo, signature: signCheckoutInfo(checkoutInfo, signingKey), links: { checkoutProcess: { href: checkoutProcessPath(project) } } };
     }),
   ];
-}
-
-/** The keys a cart's items are looked up by: SKUs, scanned codes, and the PLUs a code may carry. */
-function cartKeys(cart: Cart): CartKeys {
-  const keys: CartKeys = { skus: [], codes: [], plus: [] };
-  for (const item of cart.items) {
-    if (item.sku !== undefined) keys.skus.push(item.sku);
-    if (item.scannedCode === undefined) continue;
-    keys.codes.push(item.scannedCode);
-    const interpreted = interpretCode(item.scannedCode);
-    if (interpreted.kind === 'instore' || interpreted.kind === 'plu') keys.plus.push(...interpreted.plus);
-  }
-  return keys;
 }

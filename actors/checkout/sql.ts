@@ -1,7 +1,8 @@
 import type { Catalog, CatalogEntry } from '../../src/domain/cart.js';
+import { interpretCode } from '../../src/domain/codes.js';
 import { shopCategoryOrder, type LegacyPrice } from '../../src/domain/pricing.js';
 import type { Sql } from '../../src/infra/postgres.js';
-import type { ShopInformation } from '../../subjects/checkout.js';
+import type { Cart, ShopInformation } from '../../subjects/checkout.js';
 import type { PriceV2 } from '../../subjects/pricing.js';
 import { ProductDefaults, type Product } from '../../subjects/products.js';
 import { DefaultSettings, type Settings } from '../../subjects/settings.js';
@@ -13,6 +14,18 @@ export interface CartKeys {
   plus: string[];
 }
 
+/** The keys a cart's items are looked up by: SKUs, scanned codes, and the PLUs a code may carry. */
+export function cartKeys(cart: Cart): CartKeys {
+  const keys: CartKeys = { skus: [], codes: [], plus: [] };
+  for (const item of cart.items) {
+    if (item.sku !== undefined) keys.skus.push(item.sku);
+    if (item.scannedCode === undefined) continue;
+    keys.codes.push(item.scannedCode);
+    const interpreted = interpretCode(item.scannedCode);
+    if (interpreted.kind === 'instore' || interpreted.kind === 'plu') keys.plus.push(...interpreted.plus);
+  }
+  return keys;
+}
 
 export interface CheckoutData {
   /** Undefined when the shop does not exist. */
@@ -21,6 +34,14 @@ export interface CheckoutData {
   /** The shop's pricing categories in order, `default` last. */
   categories: string[];
   catalog: Catalog;
+}
+
+/** The version of a project that has never had a catalog write. */
+const NoCatalogVersion = '0';
+
+export interface VersionedCheckoutData extends CheckoutData {
+  /** The project's catalog version the data was read at. */
+  version: string;
 }
 
 /** Product fields a checkout never reads; they stay at their defaults in the checkout's catalog. */
@@ -40,6 +61,7 @@ interface ProductRow {
 }
 
 interface DataRow {
+  version: string | null;
   shop: ShopInformation | null;
   settings: { currency: string; taxRates: Record<string, string>; paymentMethods: string[] } | null;
   categories: Array<{ id: string; priority: number }>;
@@ -56,7 +78,7 @@ interface DataRow {
  * Arrays are joined as unnest(...) (see catalog/products.sql.ts); the checkout pool keeps a generic
  * plan of this statement (see service.ts).
  */
-export async function loadCheckoutData(sql: Sql, project: string, shopId: string, keys: CartKeys): Promise<CheckoutData> {
+export async function loadCheckoutData(sql: Sql, project: string, shopId: string, keys: CartKeys): Promise<VersionedCheckoutData> {
   const [row] = await sql<{ data: DataRow }[]>`
     with cats as (
       select c.id, c.priority from pricing_categories c
@@ -102,6 +124,7 @@ export async function loadCheckoutData(sql: Sql, project: string, shopId: string
       from wanted w join products p on p.project = ${project} and p.sku = w.sku
     )
     select json_build_object(
+      'version', (select version::text from catalog_versions where project = ${project}),
       'shop', (select json_build_object(
           'externalId', coalesce(external_id, ''), 'name', name, 'email', email, 'phone', phone, 'street', street,
           'zip', zip, 'city', city, 'state', state, 'country', country)
@@ -134,9 +157,20 @@ export async function loadCheckoutData(sql: Sql, project: string, shopId: string
     }
   }
   return {
+    version: data.version ?? NoCatalogVersion,
     ...(data.shop ? { shop: data.shop } : {}),
     settings: data.settings ?? DefaultSettings,
     categories: shopCategoryOrder(data.categories),
     catalog: { bySku, skuOfCode, skuOfPlu },
   };
+}
+
+/** The current catalog version of each project (see migrations/0005_catalog_versions.sql). */
+export async function readCatalogVersions(sql: Sql, projects: string[]): Promise<Map<string, string>> {
+  const rows = await sql<{ project: string; version: string }[]>`
+    select v.project, v.version::text from unnest(${projects}::text[]) as p(project)
+    join catalog_versions v on v.project = p.project`;
+  const versions = new Map(projects.map((project) => [project, NoCatalogVersion]));
+  for (const row of rows) versions.set(row.project, row.version);
+  return versions;
 }
