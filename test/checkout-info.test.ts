@@ -3,6 +3,7 @@ import { compactVerify } from 'jose';
 import t from 'tap';
 import { gs1CheckDigit } from '../src/domain/codes.js';
 import { verifyCheckoutInfo } from '../src/domain/signature.js';
+import { SignedCheckoutInfo } from '../subjects/checkout.js';
 import { startTestService, TestCheckoutSecret, TestProject } from './support/service.js';
 
 const svc = await startTestService(t);
@@ -125,6 +126,10 @@ t.test('prices a cart by SKU, code, PLU and in-store codes, with deposits, quant
   t.match(cheese, { weight: 250, weightUnit: 'g', referenceUnit: 'kg', scannedCode: cheeseByWeight });
   t.match(ham, { priceOrigin: 'client', price: 499 });
   t.match(rolls, { units: 6, referenceUnit: 'piece' });
+  // The edge sends the worker's JSON on unchanged: it must still be the contract's shape.
+  t.match(res.headers.get('content-type'), /^application\/json/);
+  const contract = SignedCheckoutInfo.safeParse(res.body);
+  t.ok(contract.success, contract.error?.message ?? 'the reply follows SignedCheckoutInfo');
 });
 
 t.test('uses the shop\'s categories: the first one with a price wins over default', async (t) => {

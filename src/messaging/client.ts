@@ -12,6 +12,13 @@ import type { Publisher } from './publisher.js';
  */
 export interface ServiceClient {
   call<E extends Endpoint>(endpoint: E, request: RequestOf<E>, options?: CallOptions): Promise<ReplyOf<E>>;
+  /**
+   * The reply's JSON as the worker sent it, for a route that answers it unchanged: a large reply
+   * (a signed checkout info) is then neither parsed, checked nor stringified again at the edge.
+   * Errors are thrown as with `call`. The worker built the reply with its endpoint's type; tests
+   * check it against the endpoint's schema.
+   */
+  callForJson<E extends Endpoint>(endpoint: E, request: RequestOf<E>, options?: CallOptions): Promise<Uint8Array>;
   /** The largest message the connected NATS server takes, in bytes. */
   maxPayload(): number;
   /** Stops listening for replies; requests still waiting fail with 503. */
@@ -60,18 +67,26 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
   };
   void nc.closed().then(() => failAll(AppError.unavailable('the message broker is not reachable')));
 
+  const send = (endpoint: Endpoint, request: unknown, options: CallOptions | undefined) => {
+    const token = (sequence++).toString(36);
+    const payload = endpoint.codec.encode(request);
+    return new Promise<Msg>((resolve, reject) => {
+      const timer = setTimeout(() => settle(token)?.reject(AppError.unavailable('the service did not answer in time')), options?.timeoutMs ?? timeoutMs);
+      waiting.set(token, { resolve, reject, timer });
+      publisher.publish(endpoint.subject, payload, { reply: `${inbox}.${token}` }, (err) =>
+        settle(token)?.reject(AppError.unavailable('the message broker is not reachable', { cause: err })),
+      );
+    });
+  };
+
   return {
     async call(endpoint, request, options) {
-      const token = (sequence++).toString(36);
-      const payload = endpoint.codec.encode(request);
-      const msg = await new Promise<Msg>((resolve, reject) => {
-        const timer = setTimeout(() => settle(token)?.reject(AppError.unavailable('the service did not answer in time')), options?.timeoutMs ?? timeoutMs);
-        waiting.set(token, { resolve, reject, timer });
-        publisher.publish(endpoint.subject, payload, { reply: `${inbox}.${token}` }, (err) =>
-          settle(token)?.reject(AppError.unavailable('the message broker is not reachable', { cause: err })),
-        );
-      });
-      return decodeReply(endpoint, msg);
+      return decodeReply(endpoint, await send(endpoint, request, options));
+    },
+    async callForJson(endpoint, request, options) {
+      const msg = await send(endpoint, request, options);
+      throwErrorReply(endpoint, msg);
+      return msg.data;
     },
     maxPayload: () => nc.info?.max_payload ?? 1024 * 1024,
     close() {
@@ -82,21 +97,24 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
 }
 
 export function decodeReply<E extends Endpoint>(endpoint: E, msg: Msg): ReplyOf<E> {
-  const json = parseJson(msg, endpoint.subject);
-  const code = msg.headers?.get(ErrorHeaders.code);
-  if (code) {
-    const body = ErrorReply.safeParse(json);
-    const status = Number(code);
-    if (!body.success || !Number.isInteger(status)) {
-      throw AppError.internal({ cause: new Error(`malformed error reply on ${endpoint.subject}`) });
-    }
-    throw new AppError(status, body.data.type, body.data.message, body.data.details);
-  }
-  const reply = endpoint.reply.safeParse(json);
+  throwErrorReply(endpoint, msg);
+  const reply = endpoint.reply.safeParse(parseJson(msg, endpoint.subject));
   if (!reply.success) {
     throw AppError.internal({ cause: new Error(`reply on ${endpoint.subject} breaks its contract`, { cause: reply.error }) });
   }
   return reply.data as ReplyOf<E>;
+}
+
+/** An error reply (marked by its headers) becomes the AppError the worker threw. */
+function throwErrorReply(endpoint: Endpoint, msg: Msg): void {
+  const code = msg.headers?.get(ErrorHeaders.code);
+  if (!code) return;
+  const body = ErrorReply.safeParse(parseJson(msg, endpoint.subject));
+  const status = Number(code);
+  if (!body.success || !Number.isInteger(status)) {
+    throw AppError.internal({ cause: new Error(`malformed error reply on ${endpoint.subject}`) });
+  }
+  throw new AppError(status, body.data.type, body.data.message, body.data.details);
 }
 
 function parseJson(msg: Msg, subject: string): unknown {

@@ -24,12 +24,15 @@ export function checkoutRoutes(app: ZodApp, client: ServiceClient): void {
         response: { 200: SignedCheckoutInfo, ...ErrorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body as { shopID?: unknown } | null;
       if (!ShopId.safeParse(body?.shopID).success) throw new AppError(400, 'bad_shop_id', 'shopID is missing or not a shop id');
       // The checkout worker validates the cart (every worker parses its messages) and answers the
       // same 400 with every issue: validating it here as well doubled the work of every checkout.
-      return client.call(checkout.info, { ...(body as Cart), project: request.params.project });
+      // Its signed checkout info goes out as the worker wrote it (a fifth of a checkout's CPU was
+      // parsing, checking and stringifying it again here).
+      const json = await client.callForJson(checkout.info, { ...(body as Cart), project: request.params.project });
+      return reply.type('application/json').send(Buffer.from(json.buffer, json.byteOffset, json.byteLength) as never);
     },
   );
 }
