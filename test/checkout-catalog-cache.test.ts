@@ -255,11 +255,14 @@ t.test('writers of one project do not wait for each other until they commit', as
   const before = await versionOf();
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
+  let written!: () => void;
+  const firstWrote = new Promise<void>((resolve) => (written = resolve));
   const first = svc.sql.begin(async (tx) => {
     await tx`update products set doc = doc where project = ${TestProject} and sku = 'FRESH'`;
+    written();
     await held;
   });
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await firstWrote;
   await other.begin(async (tx) => {
     await tx`set local lock_timeout = '2s'`;
     await tx`update category_prices set prices = prices where project = ${TestProject} and sku = 'FRESH'`;
@@ -272,6 +275,7 @@ t.test('writers of one project do not wait for each other until they commit', as
 });
 
 t.test('TRUNCATE of a catalog table gives every project a new version', async (t) => {
+  const rollBack = new Error('roll back');
   await ok(svc.request('PUT', '/other-project/settings', { token: await svc.token(['projectsWrite'], { project: 'other-project' }), body: { currency: 'EUR', taxRates: { normal: '19' }, paymentMethods: ['cash'] } }));
   const before = [await versionOf(), await versionOf('other-project')];
   await svc.sql.begin(async (tx) => {
@@ -279,8 +283,10 @@ t.test('TRUNCATE of a catalog table gives every project a new version', async (t
     const after = await tx<{ project: string; version: string }[]>`select project, version::text from catalog_versions where project in (${TestProject}, 'other-project') order by project = ${TestProject} desc`;
     t.not(after[0]?.version, before[0]);
     t.not(after[1]?.version, before[1]);
-    throw new Error('roll back');
-  }).catch(() => {});
+    throw rollBack;
+  }).catch((err: unknown) => {
+    if (err !== rollBack) throw err;
+  });
 });
 
 const AShop = { externalId: '', name: 'Shop', email: '', phone: '', street: '', zip: '', city: '', state: '', country: '' };

@@ -19,6 +19,11 @@ export class CheckoutCatalogCache {
   /** `maxEntries` 0 remembers nothing. */
   constructor(private readonly maxEntries: number) {}
 
+  /** False when the bound is 0: nothing is remembered, so asking for versions would be wasted. */
+  get enabled(): boolean {
+    return this.maxEntries > 0;
+  }
+
   /** The checkout data of a cart at `version`, when every key of it is remembered at that version. */
   lookup(project: string, shopId: string, version: string, keys: CartKeys): CheckoutData | undefined {
     const memory = this.projects.get(project);
@@ -33,7 +38,7 @@ export class CheckoutCatalogCache {
 
   /** Remembers what the checkout statement returned for `keys`. */
   remember(project: string, shopId: string, keys: CartKeys, read: VersionedCheckoutData): void {
-    if (this.maxEntries === 0) return;
+    if (!this.enabled) return;
     this.add(project, shopId, keys, read);
     if (this.entries <= this.maxEntries) return;
     // Past the bound: start over with this read alone (or with nothing, if it alone is too much).
@@ -88,7 +93,6 @@ class ShopMemory {
   private readonly absentSkus = new Set<string>();
   private readonly absentCodes = new Set<string>();
   private readonly absentPlus = new Set<string>();
-  entries = 0;
 
   constructor(read: CheckoutData) {
     this.data = {
@@ -130,8 +134,11 @@ class ShopMemory {
       else this.skuOfPlu.set(plu, sku);
       found(sku);
     }
-    this.entries = this.bySku.size + this.skuOfCode.size + this.skuOfPlu.size + this.absentSkus.size + this.absentCodes.size + this.absentPlus.size;
     return this.entries - before;
+  }
+
+  get entries(): number {
+    return this.bySku.size + this.skuOfCode.size + this.skuOfPlu.size + this.absentSkus.size + this.absentCodes.size + this.absentPlus.size;
   }
 
   knowsSku(sku: string): boolean {

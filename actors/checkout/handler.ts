@@ -25,7 +25,7 @@ export function createCheckoutActor(deps: CheckoutDeps): Route[] {
   /** The cart's catalog data: from memory when it is current, else read (and remembered). */
   async function checkoutData(project: string, cart: Cart): Promise<CheckoutData> {
     const keys = cartKeys(cart);
-    if (deps.cacheMaxEntries > 0) {
+    if (cache.enabled) {
       const remembered = cache.lookup(project, cart.shopID, await versions.current(project), keys);
       if (remembered) return remembered;
     }
