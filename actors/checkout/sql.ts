@@ -27,10 +27,13 @@ export function cartKeys(cart: Cart): CartKeys {
   return keys;
 }
 
+/** What a checkout reads of the project settings. */
+export type CheckoutSettings = Pick<Settings, 'currency' | 'taxRates' | 'paymentMethods'>;
+
 export interface CheckoutData {
   /** Undefined when the shop does not exist. */
   shop?: ShopInformation;
-  settings: Settings;
+  settings: CheckoutSettings;
   /** The shop's pricing categories in order, `default` last. */
   categories: string[];
   catalog: Catalog;
@@ -63,7 +66,7 @@ interface ProductRow {
 interface DataRow {
   version: string | null;
   shop: ShopInformation | null;
-  settings: { currency: string; taxRates: Record<string, string>; paymentMethods: string[] } | null;
+  settings: CheckoutSettings | null;
   categories: Array<{ id: string; priority: number }>;
   products: ProductRow[];
 }

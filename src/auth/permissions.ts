@@ -25,6 +25,8 @@ export const Permissions = [
   'promotionsRead',
   'promotionsWrite',
   'projectsWrite',
+  'fulfillmentsRead',
+  'fulfillmentsWrite',
 ] as const;
 
 export type Permission = (typeof Permissions)[number];
