@@ -7,6 +7,7 @@ import type { Sql } from '../src/infra/postgres.js';
 import type { Publisher } from '../src/messaging/publisher.js';
 import { serveEndpoints } from '../src/messaging/worker.js';
 import { EventStream } from '../subjects/events.js';
+import { JobStream } from '../subjects/jobs.js';
 import { createCatalogActor } from './catalog/handler.js';
 import { createCheckoutActor } from './checkout/handler.js';
 import { createCheckoutProcessActor } from './checkout-process/handler.js';
@@ -42,6 +43,8 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const { sql, checkoutSql, nc, publisher, log, migrations, checkout } = deps;
   // Events are kept for integrators; a publish repeated within two minutes is dropped.
   await ensureStream(nc, { ...EventStream, maxAgeMs: deps.events.maxAgeMs, duplicateWindowMs: 120_000 });
+  // Jobs stay until a worker acked them; two weeks outlasts every retry schedule.
+  await ensureStream(nc, { ...JobStream, retention: 'workqueue', maxAgeMs: 14 * 86_400_000, duplicateWindowMs: 120_000 });
   const relay = startOutboxRelay({ sql, js: jetstream(nc), log });
   const endpoints = serveEndpoints({ nc, publisher, log }, [
     ...createSystemActor({ sql, migrations }),

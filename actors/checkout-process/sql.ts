@@ -2,7 +2,10 @@ import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 import type { CheckoutInfo } from '../../subjects/checkout.js';
 import type { PaymentState, Pricing } from '../../subjects/checkout-process.js';
 import type { Order } from '../../subjects/orders.js';
+import { outboxRows, type OutboxEvent } from '../outbox/sql.js';
 import type { JsonObject, PosNotes, ProcessRecord } from './state.js';
+
+export type { OutboxEvent };
 
 type Db = Sql | TransactionSql;
 
@@ -65,21 +68,6 @@ function toStored(row: ProcessRow): StoredProcess {
 // JSON parameters go as text: the driver would encode a value for a json column a second time.
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
-export interface OutboxEvent {
-  subject: string;
-  payload: unknown;
-}
-
-/**
- * The events of a change as rows (subject, payload, n) in publishing order. One JSON parameter:
- * the payload texts pass into the json column as written.
- */
-function outboxRows(db: Db, events: readonly OutboxEvent[]) {
-  return db`
-    select e.value ->> 'subject' as subject, e.value -> 'payload' as payload, e.n
-    from json_array_elements(${JSON.stringify(events)}::text::json) with ordinality as e(value, n)`;
-}
-
 /**
  * Inserts a new process and its events in one statement; false when the id is taken (the caller
  * compares the requests).
@@ -97,8 +85,8 @@ export async function insertProcess(db: Db, p: ProcessRecord, requestDigest: str
       on conflict (project, id) do nothing
       returning 1
     ), published as (
-      insert into outbox (subject, payload)
-      select subject, payload from (${outboxRows(db, events)}) e where exists (select from created) order by n
+      insert into outbox (subject, payload, msg_id)
+      select subject, payload, msg_id from (${outboxRows(db, events)}) e where exists (select from created) order by n
     )
     select from created`;
   return rows.length === 1;
@@ -167,7 +155,7 @@ export async function writeChange(
         from numbered
       )`;
     orderEvent = db`union all
-        select ${event.subject}, (${eventHead}::text || last_number || ${eventTail}::text)::json, ${events.length + 1}::bigint from numbered`;
+        select ${event.subject}, (${eventHead}::text || last_number || ${eventTail}::text)::json, null, ${events.length + 1}::bigint from numbered`;
   }
   const [row] = await db<{ changed: number }[]>`
     with changed as (
@@ -186,9 +174,9 @@ export async function writeChange(
       where project = ${p.project} and id = ${p.id} and version = ${previousVersion}
       returning 1
     )${numbered}, published as (
-      insert into outbox (subject, payload)
-      select subject, payload from (
-        select subject, payload, n from (${outboxRows(db, events)}) e
+      insert into outbox (subject, payload, msg_id)
+      select subject, payload, msg_id from (
+        select subject, payload, msg_id, n from (${outboxRows(db, events)}) e
         where exists (select from changed)
         ${orderEvent}
       ) e

@@ -1,5 +1,35 @@
 import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 
+type Db = Sql | TransactionSql;
+
+/**
+ * What a change publishes: an event (`events.<project>.<domain>.<id>.<event>`) or a job
+ * (`jobs.<kind>...`), written to the outbox in the change's own statement or transaction.
+ */
+export interface OutboxEvent {
+  subject: string;
+  payload: unknown;
+  /** The Nats-Msg-Id to publish with; the row's own id when absent. */
+  msgId?: string;
+}
+
+/**
+ * Events as rows (subject, payload, msg_id, n) in publishing order, from one JSON parameter: the
+ * payload texts pass into the json column as written. For statements that write the outbox
+ * together with the change (see checkout-process/sql.ts).
+ */
+export function outboxRows(db: Db, events: readonly OutboxEvent[]) {
+  return db`
+    select e.value ->> 'subject' as subject, e.value -> 'payload' as payload, e.value ->> 'msgId' as msg_id, e.n
+    from json_array_elements(${JSON.stringify(events)}::text::json) with ordinality as e(value, n)`;
+}
+
+/** Writes events to the outbox, in order (inside the transaction of the change that caused them). */
+export async function insertOutbox(db: Db, events: readonly OutboxEvent[]): Promise<void> {
+  if (!events.length) return;
+  await db`insert into outbox (subject, payload, msg_id) select subject, payload, msg_id from (${outboxRows(db, events)}) e order by n`;
+}
+
 /** Held by the relay that publishes: one at a time, so events leave in the order they were written. */
 const RelayLock = 7_420_002;
 
@@ -19,7 +49,7 @@ export async function takeOldestEvents(tx: TransactionSql, limit: number): Promi
     with lock as (select pg_try_advisory_xact_lock(${RelayLock}) as held),
     taken as (
       delete from outbox where seq in (select seq from outbox where (select held from lock) order by seq limit ${limit})
-      returning seq, id, subject, payload::text as payload
+      returning seq, coalesce(msg_id, id::text) as id, subject, payload::text as payload
     )
     select lock.held, taken.* from lock left join taken on true
     order by taken.seq`;

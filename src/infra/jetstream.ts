@@ -8,6 +8,8 @@ export interface StreamSpec {
   maxAgeMs: number;
   /** How long a Nats-Msg-Id is remembered to drop a repeated publish. */
   duplicateWindowMs: number;
+  /** `limits` (default): kept until max age; `workqueue`: a message is gone once a consumer acked it. */
+  retention?: 'limits' | 'workqueue';
 }
 
 /**
@@ -19,7 +21,7 @@ export async function ensureStream(nc: NatsConnection, spec: StreamSpec): Promis
   const config = {
     subjects: [...spec.subjects],
     storage: StorageType.File,
-    retention: RetentionPolicy.Limits,
+    retention: spec.retention === 'workqueue' ? RetentionPolicy.Workqueue : RetentionPolicy.Limits,
     max_age: nanos(spec.maxAgeMs),
     duplicate_window: nanos(spec.duplicateWindowMs),
   };

@@ -1,0 +1,146 @@
+import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
+import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from '../logger.js';
+import { JobStream } from '../../subjects/jobs.js';
+
+/**
+ * The consuming side of durable work (subjects/jobs.ts): one durable pull consumer per job kind on
+ * the stream JOBS, shared by every worker process of that kind (adding a process adds capacity).
+ *
+ * A handler does a job and says whether it is done or should be tried again later. Done is acked
+ * only after the handler returned, so a handler records its result (in Postgres) before the ack; a
+ * job whose worker died is delivered again, and the handler must find its recorded result and do
+ * nothing. While a handler runs, the job is kept in progress (`working`), so a slow call is never
+ * delivered to a second worker. Retries follow the kind's schedule (`retryScheduleMs`: the delay
+ * before attempt 2, 3, ...; the last entry repeats), or later when the handler asks for it (a
+ * Retry-After). The consumer carries the same schedule as its `backoff` and `maxAttempts` as its
+ * `max_deliver` (what nats-server 2.9 has), so redeliveries after a crash follow it too.
+ */
+export type JobOutcome = { kind: 'done' } | { kind: 'retry'; reason: string; afterMs?: number };
+
+export interface Job {
+  subject: string;
+  data: Uint8Array;
+  /** 1 for the first delivery. */
+  attempt: number;
+  /** No delivery follows this one: the handler must finish the job now (record its failure). */
+  lastAttempt: boolean;
+  /** The Nats-Msg-Id it was published with (the outbox row's id or its msg_id). */
+  msgId: string;
+}
+
+export interface JobConsumerSpec {
+  /** The durable consumer's name, shared by every process of the pool. */
+  durable: string;
+  /** The subjects it takes (jobFilter(kind)). */
+  filter: string;
+  /** Delay before each further attempt; the last entry repeats until maxAttempts. */
+  retryScheduleMs: readonly number[];
+  maxAttempts: number;
+  /** Jobs one process runs at once (default 16). */
+  concurrency?: number;
+}
+
+export interface JobConsumer {
+  /** Stops taking jobs and waits for the running ones. */
+  stop(): Promise<void>;
+}
+
+/** The delay before attempt `attempt + 1`. */
+export function retryDelay(schedule: readonly number[], attempt: number): number {
+  return schedule[Math.min(attempt - 1, schedule.length - 1)] ?? 1000;
+}
+
+/** The consumer's backoff: one entry per redelivery (the server wants fewer entries than max_deliver). */
+function backoffOf(spec: JobConsumerSpec): number[] {
+  return Array.from({ length: Math.min(spec.maxAttempts - 1, 50) }, (_, i) => retryDelay(spec.retryScheduleMs, i + 1));
+}
+
+async function ensureConsumer(nc: NatsConnection, spec: JobConsumerSpec): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const config = {
+    ack_policy: AckPolicy.Explicit,
+    filter_subject: spec.filter,
+    max_deliver: spec.maxAttempts,
+    backoff: backoffOf(spec).map((ms) => nanos(ms)),
+    ack_wait: nanos(retryDelay(spec.retryScheduleMs, 1)),
+    max_ack_pending: 10_000,
+  };
+  try {
+    await jsm.consumers.info(JobStream.name, spec.durable);
+    await jsm.consumers.update(JobStream.name, spec.durable, config);
+    return;
+  } catch (err) {
+    if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound)) throw err;
+  }
+  try {
+    await jsm.consumers.add(JobStream.name, { ...config, durable_name: spec.durable, deliver_policy: DeliverPolicy.All });
+  } catch (err) {
+    // Another process created it in between: it has this configuration too.
+    await jsm.consumers.info(JobStream.name, spec.durable).catch(() => {
+      throw err;
+    });
+  }
+}
+
+export async function startJobConsumer(
+  deps: { nc: NatsConnection; log: Logger },
+  spec: JobConsumerSpec,
+  handler: (job: Job) => Promise<JobOutcome>,
+): Promise<JobConsumer> {
+  const { nc, log } = deps;
+  await ensureConsumer(nc, spec);
+  const consumer = await jetstream(nc).consumers.get(JobStream.name, spec.durable);
+  const concurrency = spec.concurrency ?? 16;
+  const messages = await consumer.consume({ max_messages: concurrency });
+  // A job in progress is reported well within the shortest time the server waits for its ack.
+  const heartbeatMs = Math.max(100, Math.floor(Math.min(...spec.retryScheduleMs, 30_000) / 2));
+  const running = new Set<Promise<void>>();
+
+  const run = async (msg: JsMsg) => {
+    const attempt = msg.info.deliveryCount;
+    const job: Job = {
+      subject: msg.subject,
+      data: msg.data,
+      attempt,
+      lastAttempt: attempt >= spec.maxAttempts,
+      msgId: msg.headers?.get('Nats-Msg-Id') ?? '',
+    };
+    const heartbeat = setInterval(() => msg.working(), heartbeatMs);
+    try {
+      const outcome = await handler(job);
+      if (outcome.kind === 'done') return msg.ack();
+      if (job.lastAttempt) {
+        log.error({ subject: job.subject, attempt, reason: outcome.reason }, 'job gave up after its last attempt');
+        return msg.term(outcome.reason);
+      }
+      msg.nak(Math.max(outcome.afterMs ?? 0, retryDelay(spec.retryScheduleMs, attempt)));
+    } catch (err) {
+      if (job.lastAttempt) {
+        log.error({ err, subject: job.subject, attempt }, 'job failed on its last attempt');
+        return msg.term('failed on its last attempt');
+      }
+      log.warn({ err, subject: job.subject, attempt }, 'job failed; it will be tried again');
+      msg.nak(retryDelay(spec.retryScheduleMs, attempt));
+    } finally {
+      clearInterval(heartbeat);
+    }
+  };
+
+  const loop = (async () => {
+    for await (const msg of messages) {
+      const work = run(msg).finally(() => running.delete(work));
+      running.add(work);
+      // The pull keeps `concurrency` jobs buffered; do not take more than that at once.
+      if (running.size >= concurrency) await Promise.race(running);
+    }
+  })();
+
+  return {
+    async stop() {
+      await messages.close();
+      await loop;
+      await Promise.allSettled([...running]);
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstream } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import t from 'tap';
+import { ensureStream } from '../src/infra/jetstream.js';
+import { createLogger } from '../src/logger.js';
+import { startJobConsumer, type Job, type JobOutcome } from '../src/messaging/jobs.js';
+import { JobStream } from '../subjects/jobs.js';
+import { provisionInfrastructure } from './support/service.js';
+
+const infra = await provisionInfrastructure(t);
+const nc = await connect({ servers: infra.natsUrl });
+t.teardown(() => nc.close());
+await ensureStream(nc, { ...JobStream, retention: 'workqueue', maxAgeMs: 3_600_000, duplicateWindowMs: 120_000 });
+const js = jetstream(nc);
+const log = createLogger({ level: 'silent' });
+
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await sleep(20);
+  }
+}
+
+t.test('a job asked to be tried again comes back after its schedule, and is done once', async (t) => {
+  const seen: Array<{ attempt: number; at: number; last: boolean }> = [];
+  const consumer = await startJobConsumer({ nc, log }, { durable: 'retry', filter: 'jobs.fulfillment.retry.>', retryScheduleMs: [200, 400], maxAttempts: 5 }, async (job) => {
+    seen.push({ attempt: job.attempt, at: Date.now(), last: job.lastAttempt });
+    return job.attempt < 3 ? { kind: 'retry', reason: 'not yet' } : { kind: 'done' };
+  });
+  t.teardown(() => consumer.stop());
+  const start = Date.now();
+  await js.publish('jobs.fulfillment.retry.a', 'x', { msgID: 'retry-a' });
+  await until(() => seen.length >= 3);
+  await sleep(800);
+  t.same(seen.map((s) => s.attempt), [1, 2, 3], 'three attempts, the third done');
+  t.ok(seen[1]!.at - seen[0]!.at >= 180, 'the second attempt waited for the first delay');
+  t.ok(seen[2]!.at - seen[1]!.at >= 380, 'the third waited for the second delay');
+  t.ok(seen[2]!.at - start < 3000, 'within the schedule');
+  const info = await (await js.streams.get(JobStream.name)).info();
+  t.equal(info.state.messages, 0, 'the acked job left the work queue');
+});
+
+t.test('the last attempt is marked, and a retry asked for then ends the job', async (t) => {
+  const seen: Job[] = [];
+  const consumer = await startJobConsumer({ nc, log }, { durable: 'last', filter: 'jobs.fulfillment.last.>', retryScheduleMs: [100], maxAttempts: 3 }, async (job) => {
+    seen.push(job);
+    return { kind: 'retry', reason: 'always' };
+  });
+  t.teardown(() => consumer.stop());
+  await js.publish('jobs.fulfillment.last.a', 'x', { msgID: 'last-a' });
+  await until(() => seen.length >= 3);
+  await sleep(600);
+  t.same(seen.map((j) => [j.attempt, j.lastAttempt]), [[1, false], [2, false], [3, true]], 'three attempts, the last one marked');
+  t.equal(seen[0]!.msgId, 'last-a', 'the job carries its Nats-Msg-Id');
+});
+
+t.test('a slow job is kept in progress and never given to a second worker', async (t) => {
+  const runs: string[] = [];
+  const handler = (name: string) => async (job: Job): Promise<JobOutcome> => {
+    runs.push(`${name}:${job.attempt}`);
+    await sleep(1500);
+    return { kind: 'done' };
+  };
+  const spec = { durable: 'slow', filter: 'jobs.fulfillment.slow.>', retryScheduleMs: [300], maxAttempts: 10 };
+  const a = await startJobConsumer({ nc, log }, spec, handler('a'));
+  const b = await startJobConsumer({ nc, log }, spec, handler('b'));
+  t.teardown(async () => {
+    await a.stop();
+    await b.stop();
+  });
+  await js.publish('jobs.fulfillment.slow.a', 'x', { msgID: 'slow-a' });
+  await sleep(2500);
+  t.equal(runs.length, 1, `one run although it took five times the ack wait (${runs.join(', ')})`);
+  t.match(runs[0], /^[ab]:1$/);
+});
+
+t.test('jobs spread over the workers of a pool, each job done once', async (t) => {
+  const done = new Map<string, string[]>();
+  const handler = (name: string) => async (job: Job): Promise<JobOutcome> => {
+    done.set(job.subject, [...(done.get(job.subject) ?? []), name]);
+    await sleep(5);
+    return { kind: 'done' };
+  };
+  const spec = { durable: 'pool', filter: 'jobs.fulfillment.pool.>', retryScheduleMs: [1000], maxAttempts: 10, concurrency: 4 };
+  const workers = [await startJobConsumer({ nc, log }, spec, handler('a')), await startJobConsumer({ nc, log }, spec, handler('b'))];
+  t.teardown(async () => {
+    for (const w of workers) await w.stop();
+  });
+  await Promise.all(Array.from({ length: 100 }, (_, i) => js.publish(`jobs.fulfillment.pool.${i}`, 'x', { msgID: `pool-${i}` })));
+  await until(() => done.size === 100);
+  await sleep(300);
+  t.equal(done.size, 100);
+  t.ok([...done.values()].every((names) => names.length === 1), 'no job was done twice');
+  const byWorker = [...done.values()].flat().reduce<Record<string, number>>((n, w) => ({ ...n, [w]: (n[w] ?? 0) + 1 }), {});
+  t.ok(Object.keys(byWorker).length === 2, `both workers took jobs (${JSON.stringify(byWorker)})`);
+});
