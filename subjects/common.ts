@@ -25,3 +25,12 @@ export const ProjectScoped = z.object({ project: ProjectId });
 
 /** Replies that carry nothing but success. */
 export const Done = z.null();
+
+/**
+ * An id as one token of a NATS subject (`events.<project>.<domain>.<id>.<event>`): a subject token
+ * cannot hold `.`, `*`, `>` or whitespace, and `%` starts an escape, so those are percent-encoded
+ * (`shop.1` → `shop%2E1`). Ids without them (UUIDs, most shop ids) stay as they are.
+ */
+export function subjectToken(id: string): string {
+  return id.replace(/[.*>%\s]/gu, (c) => `%${c.codePointAt(0)!.toString(16).toUpperCase().padStart(2, '0')}`);
+}

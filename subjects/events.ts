@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { subjectToken } from './common.js';
 import { CheckoutProcess, Pricing } from './checkout-process.js';
 import { OrderStates, Order } from './orders.js';
 import { PosCheckoutProcess } from './pos.js';
@@ -28,7 +29,7 @@ export type PosEventName = (typeof PosEvents)[number];
 export const OrderEvents = OrderStates;
 
 export function eventSubject(project: string, domain: EventDomain, id: string, event: string): string {
-  return `events.${project}.${domain}.${id}.${event}`;
+  return `events.${project}.${domain}.${subjectToken(id)}.${event}`;
 }
 
 const Envelope = z.object({
