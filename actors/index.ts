@@ -13,6 +13,7 @@ import { createCheckoutActor } from './checkout/handler.js';
 import { createCheckoutProcessActor } from './checkout-process/handler.js';
 import { createImportsActor } from './imports/handler.js';
 import { createOrdersActor } from './orders/handler.js';
+import { createReceiptsActor } from './receipts/handler.js';
 import { startOutboxRelay } from './outbox/relay.js';
 import { createSettingsActor } from './settings/handler.js';
 import { createShopsActor } from './shops/handler.js';
@@ -31,6 +32,8 @@ export interface WorkerDeps {
   checkoutCacheMaxEntries: number;
   orders: { maxListRecords: number };
   events: { maxAgeMs: number };
+  /** Receipts: the time zone they print times in, bytes per message. */
+  receipts: { timeZone: string; partBytes: number };
 }
 
 export interface Workers {
@@ -55,6 +58,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createCheckoutActor({ sql: checkoutSql, signingKey: checkout.signingKey, cacheMaxEntries: deps.checkoutCacheMaxEntries }),
     ...createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge() }),
     ...createOrdersActor({ sql, maxListRecords: deps.orders.maxListRecords }),
+    ...createReceiptsActor({ sql, ...deps.receipts }),
   ]);
   return {
     async stop() {

@@ -5,6 +5,15 @@ import { z } from 'zod';
  * Every option states its default here; the README's configuration table mirrors this file.
  */
 
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 // Compose files and shells often pass `FOO=` for "unset": an empty value counts as absent.
 const variable = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 
@@ -33,6 +42,8 @@ const Environment = z
     CHECKOUT_CACHE_MAX_ENTRIES: variable(z.coerce.number().int().min(0).default(100_000)),
     ORDERS_LIST_MAX_RECORDS: variable(z.coerce.number().int().min(1).default(100_000)),
     EVENTS_MAX_AGE_HOURS: variable(z.coerce.number().positive().default(168)),
+    RECEIPT_TIME_ZONE: variable(z.string().default('Europe/Berlin').refine(isTimeZone, 'an IANA time zone such as Europe/Berlin')),
+    RECEIPT_PART_BYTES: variable(z.coerce.number().int().min(1024).max(600_000).default(512 * 1024)),
   })
   .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
     message: 'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
@@ -61,6 +72,7 @@ const Configuration = Environment.transform((env) => ({
   checkout: { signingSecret: env.CHECKOUT_SIGNING_SECRET, infoTtlSeconds: env.CHECKOUT_INFO_TTL_SECONDS, cacheMaxEntries: env.CHECKOUT_CACHE_MAX_ENTRIES },
   orders: { maxListRecords: env.ORDERS_LIST_MAX_RECORDS },
   events: { maxAgeMs: env.EVENTS_MAX_AGE_HOURS * 3_600_000 },
+  receipts: { timeZone: env.RECEIPT_TIME_ZONE, partBytes: env.RECEIPT_PART_BYTES },
 }));
 
 export type Config = z.output<typeof Configuration>;

@@ -112,7 +112,7 @@ async function startWorkerSide(
   logGenerated(log, 'CHECKOUT_SIGNING_SECRET', checkoutSecret, 'every worker process must share it');
   const checkout = { signingKey: new TextEncoder().encode(checkoutSecret.secret), infoTtlMs: config.checkout.infoTtlSeconds * 1000 };
   const workers = await startWorkers({
-    sql, checkoutSql, ...bus, log, migrations, checkout, checkoutCacheMaxEntries: config.checkout.cacheMaxEntries, orders: config.orders, events: config.events,
+    sql, checkoutSql, ...bus, log, migrations, checkout, checkoutCacheMaxEntries: config.checkout.cacheMaxEntries, orders: config.orders, events: config.events, receipts: config.receipts,
   });
   stops.push(() => workers.stop());
 }

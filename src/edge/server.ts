@@ -19,6 +19,7 @@ import { checkoutProcessRoutes } from './routes/checkout-process.js';
 import { orderRoutes } from './routes/orders.js';
 import { posRoutes } from './routes/pos.js';
 import { pricingRoutes } from './routes/pricing.js';
+import { receiptRoutes } from './routes/receipts.js';
 import { productRoutes } from './routes/products.js';
 import { settingsRoutes } from './routes/settings.js';
 import { shopRoutes } from './routes/shops.js';
@@ -87,5 +88,6 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   checkoutProcessRoutes(zodApp, deps.client);
   posRoutes(zodApp, deps.client);
   orderRoutes(zodApp, deps.client);
+  receiptRoutes(zodApp, deps.client);
   return app;
 }

@@ -34,7 +34,7 @@ export interface TestService extends HttpClient {
   nc: NatsConnection;
   natsUrl: string;
   databaseUrl: string;
-  token(permissions: readonly Permission[], options?: { project?: string; ttl?: string; sub?: string }): Promise<string>;
+  token(permissions: readonly Permission[], options?: { project?: string; ttl?: string; sub?: string; appUserID?: string }): Promise<string>;
 }
 
 export interface TestServiceOptions {
@@ -108,7 +108,7 @@ export async function startTestService(t: Test, options: TestServiceOptions = {}
     databaseUrl: infra.databaseUrl,
     token: (permissions, tokenOptions = {}) =>
       signToken(
-        { project: tokenOptions.project ?? TestProject, permissions, ttl: tokenOptions.ttl, sub: tokenOptions.sub },
+        { project: tokenOptions.project ?? TestProject, permissions, ttl: tokenOptions.ttl, sub: tokenOptions.sub, appUserID: tokenOptions.appUserID },
         { secret: TestSecret, issuer: config.auth.issuer, audience: config.auth.audience },
       ),
   };

@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto';
+import { receiptLayout } from '../../src/domain/receipt/layout.js';
+import { renderReceiptPdf, type ReceiptFonts } from '../../src/domain/receipt/pdf.js';
+import { readReceiptOrder } from '../../src/domain/receipt/source.js';
+import { AppError } from '../../src/errors.js';
+import type { Sql } from '../../src/infra/postgres.js';
+import { route, type Route } from '../../src/messaging/worker.js';
+import { receiptPath, receipts, type PurchaseHistoryOrder, type ReceiptPart } from '../../subjects/receipts.js';
+import { readSettings } from '../settings/sql.js';
+import { loadReceiptFonts } from './fonts.js';
+import * as db from './sql.js';
+
+export interface ReceiptsDeps {
+  sql: Sql;
+  /** IANA time zone the sale's date and time are printed in (RECEIPT_TIME_ZONE). */
+  timeZone: string;
+  /** Bytes of a receipt per message (RECEIPT_PART_BYTES); base64 makes a third more of them. */
+  partBytes: number;
+  /** The fonts; read from the dejavu-fonts-ttf package on first use when not given. */
+  fonts?: ReceiptFonts;
+}
+
+/**
+ * Receipts of final orders and an app user's purchase history. A receipt is made from the order
+ * document as stored (the shop as it was at the sale) and the project settings, the first time it
+ * is asked for, and kept: a final order never changes, so later requests read the stored bytes.
+ */
+export function createReceiptsActor(deps: ReceiptsDeps): Route[] {
+  const { sql, timeZone, partBytes } = deps;
+  let fonts: Promise<ReceiptFonts> | undefined = deps.fonts && Promise.resolve(deps.fonts);
+  const loadFonts = () => {
+    fonts ??= loadReceiptFonts().catch((err: unknown) => {
+      fonts = undefined;
+      throw err;
+    });
+    return fonts;
+  };
+
+  const make = async (project: string, id: string, doc: string): Promise<db.StoredReceipt> => {
+    const order = readReceiptOrder(JSON.parse(doc));
+    const [settings, loaded] = await Promise.all([readSettings(sql, project), loadFonts()]);
+    const pdf = await renderReceiptPdf(receiptLayout(order, settings, { timeZone }), loaded);
+    return db.storeReceipt(sql, project, id, etagOf(pdf), pdf, partBytes);
+  };
+
+  return [
+    route(receipts.get, async ({ project, id, appUserID, ifNoneMatch }) => {
+      const known = etagsIn(ifNoneMatch);
+      const row = await db.findReceipt(sql, project, id, partBytes, known);
+      // A requester restricted to an app user hears the same for an order of someone else as for
+      // one that does not exist: nothing tells them which ids are taken.
+      if (appUserID !== undefined && row?.app_user_id !== appUserID) throw notYours();
+      if (!row) throw AppError.notFound(`no order with id ${id}`);
+      if (row.state !== 'final') throw AppError.notFound(`order ${id} is ${row.state}: only final orders have a receipt`);
+      if (row.etag !== null && row.size !== null) {
+        if (!row.part || known.includes('*')) return notModified(row.etag, row.size);
+        return part(row.etag, row.size, 0, row.part);
+      }
+      const stored = await make(project, id, row.doc!);
+      return known.includes(stored.etag) || known.includes('*') ? notModified(stored.etag, stored.size) : part(stored.etag, stored.size, 0, stored.part);
+    }),
+
+    route(receipts.part, async ({ project, id, etag, offset, appUserID }) => {
+      const row = await db.readReceiptPart(sql, { project, id, etag, appUserID }, offset, partBytes);
+      if (!row || offset > row.size) throw AppError.notFound(`no receipt part of order ${id} at ${offset} (ask for the receipt again)`);
+      return part(etag, row.size, offset, row.part);
+    }),
+
+    route(receipts.history, async ({ project, appUserID, offset, limit }) => {
+      const [rows, totalItems] = await Promise.all([db.listPurchases(sql, project, appUserID, offset, limit), db.countPurchases(sql, project, appUserID)]);
+      return { orders: rows.map((r) => historyItem(project, r)), totalItems };
+    }),
+  ];
+}
+
+function notYours(): AppError {
+  return AppError.forbidden("the token may read the receipts of its own app user's orders only");
+}
+
+function part(etag: string, size: number, offset: number, bytes: Buffer): ReceiptPart {
+  const end = offset + bytes.length;
+  return { etag, size, notModified: false, data: bytes.toString('base64'), next: end < size ? end : null };
+}
+
+function notModified(etag: string, size: number): ReceiptPart {
+  return { etag, size, notModified: true, data: '', next: null };
+}
+
+/** A strong ETag from the bytes: the same receipt always has the same one. */
+function etagOf(pdf: Buffer): string {
+  return `"${createHash('sha256').update(pdf).digest('base64url').slice(0, 27)}"`;
+}
+
+/** The entity tags of an If-None-Match header (`*`, or a list; weak tags compare by their value). */
+function etagsIn(header: string | undefined): string[] {
+  if (!header) return [];
+  return header
+    .split(',')
+    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .filter(Boolean);
+}
+
+function historyItem(project: string, r: db.HistoryRow): PurchaseHistoryOrder {
+  const price = Number(r.price);
+  return {
+    project,
+    id: r.id,
+    date: r.finalized_at.toISOString(),
+    shopID: r.shop_id,
+    shopName: r.shop_name ?? '',
+    price: Number.isSafeInteger(price) ? price : 0,
+    currency: r.currency ?? '',
+    state: 'final',
+    isSuccessful: true,
+    links: { receipt: { href: receiptPath(project, r.id) } },
+  };
+}

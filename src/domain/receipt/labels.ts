@@ -1,0 +1,104 @@
+/**
+ * The fixed words of a receipt, per language of the project's locale: German (the default locale
+ * is de-DE) and English for every other language.
+ */
+export interface ReceiptLabels {
+  title: string;
+  taxNumber: string;
+  vatID: string;
+  date: string;
+  receiptNumber: string;
+  till: string;
+  selfCheckout: string;
+  deposit: string;
+  discount: string;
+  coupon: string;
+  total: string;
+  paymentMethod: string;
+  paid: string;
+  card: string;
+  authorizationCode: string;
+  approvalCode: string;
+  referenceNumber: string;
+  mandateReference: string;
+  transactionTime: string;
+  loyaltyCard: string;
+  taxTable: { rate: string; net: string; tax: string; gross: string; sum: string };
+  pieces: string;
+  orderId: string;
+  thanks: string;
+  paymentMethods: Readonly<Record<string, string>>;
+}
+
+/** Names of the payment methods the app SDKs know; others print as their id. */
+const methodNames = {
+  girocard: 'girocard',
+  creditCardVisa: 'Visa',
+  creditCardMastercard: 'Mastercard',
+  creditCardAmericanExpress: 'American Express',
+  applePay: 'Apple Pay',
+  googlePay: 'Google Pay',
+  paydirekt: 'paydirekt',
+  twint: 'TWINT',
+  postFinanceCard: 'PostFinance Card',
+} as const;
+
+const de: ReceiptLabels = {
+  title: 'Kassenbon',
+  taxNumber: 'St.-Nr.',
+  vatID: 'USt-IdNr.',
+  date: 'Datum',
+  receiptNumber: 'Bon-Nr.',
+  till: 'Kasse',
+  selfCheckout: 'Self-Checkout (App)',
+  deposit: 'Pfand',
+  discount: 'Rabatt',
+  coupon: 'Coupon',
+  total: 'SUMME',
+  paymentMethod: 'Zahlungsart',
+  paid: 'Betrag',
+  card: 'Karte',
+  authorizationCode: 'Autorisierungscode',
+  approvalCode: 'Genehmigungsnr.',
+  referenceNumber: 'Referenznr.',
+  mandateReference: 'Mandatsreferenz',
+  transactionTime: 'Zeitpunkt',
+  loyaltyCard: 'Kundenkarte',
+  taxTable: { rate: 'MwSt.', net: 'Netto', tax: 'Steuer', gross: 'Brutto', sum: 'Summe' },
+  pieces: 'Stk.',
+  orderId: 'Beleg-ID',
+  thanks: 'Vielen Dank für Ihren Einkauf!',
+  paymentMethods: { ...methodNames, cash: 'Bar', deDirectDebit: 'SEPA-Lastschrift', externalBilling: 'Rechnung', gatekeeperTerminal: 'Kartenzahlung', customerCardPOS: 'Kundenkarte' },
+};
+
+const en: ReceiptLabels = {
+  title: 'Receipt',
+  taxNumber: 'Tax no.',
+  vatID: 'VAT ID',
+  date: 'Date',
+  receiptNumber: 'Receipt no.',
+  till: 'Till',
+  selfCheckout: 'Self-checkout (app)',
+  deposit: 'Deposit',
+  discount: 'Discount',
+  coupon: 'Coupon',
+  total: 'TOTAL',
+  paymentMethod: 'Payment',
+  paid: 'Amount',
+  card: 'Card',
+  authorizationCode: 'Authorization code',
+  approvalCode: 'Approval code',
+  referenceNumber: 'Reference no.',
+  mandateReference: 'Mandate reference',
+  transactionTime: 'Time',
+  loyaltyCard: 'Loyalty card',
+  taxTable: { rate: 'VAT', net: 'Net', tax: 'Tax', gross: 'Gross', sum: 'Total' },
+  pieces: 'pcs',
+  orderId: 'Order ID',
+  thanks: 'Thank you for shopping with us!',
+  paymentMethods: { ...methodNames, cash: 'Cash', deDirectDebit: 'SEPA direct debit', externalBilling: 'Invoice', gatekeeperTerminal: 'Card payment', customerCardPOS: 'Customer card' },
+};
+
+export function labelsFor(locale: string): ReceiptLabels {
+  return new Intl.Locale(locale).language === 'de' ? de : en;
+}

@@ -1,0 +1,234 @@
+import PDFDocument from 'pdfkit';
+import QRCode from 'qrcode';
+import type { Font } from 'fontkit';
+import type { ReceiptLayout, ReceiptLine } from './layout.js';
+
+/**
+ * Draws a receipt layout as a PDF: an 80 mm wide strip, as long as the receipt (long receipts
+ * continue on further pages of at most MaxPageHeight). Text is set in an embedded TrueType font
+ * (subset to the glyphs used) that covers €, umlauts and ß; the order id is a QR code drawn as
+ * vector rectangles. The document is a stream (pdfkit): it is written while it is read.
+ */
+export interface ReceiptFonts {
+  /** Parsed once per process and shared by every document: parsing a font costs more than a receipt. */
+  regular: Font;
+  bold: Font;
+}
+
+const Width = 226.77; // 80 mm
+const Margin = 12;
+const ContentWidth = Width - 2 * Margin;
+const MaxPageHeight = 1684; // A2's length: viewers and printers take it; longer receipts get pages
+const AmountWidth = 62;
+const MarkWidth = 10;
+const TextWidth = ContentWidth - AmountWidth - MarkWidth - 4;
+const Body = { size: 8, lead: 10.5 };
+const Small = { size: 7.5, lead: 9.5 };
+const Large = { size: 11, lead: 14.5 };
+const NameRows = 3;
+const QrModule = 2.6;
+const QrQuiet = 2; // modules of white around the code; the page's margin adds to it
+
+interface Block {
+  height: number;
+  draw(doc: PDFKit.PDFDocument, y: number): void;
+}
+
+export function writeReceiptPdf(layout: ReceiptLayout, fonts: ReceiptFonts): PDFKit.PDFDocument {
+  const blocks = plan(layout, fonts);
+  const total = blocks.reduce((sum, b) => sum + b.height, 0) + 2 * Margin;
+  const pageHeight = Math.min(Math.ceil(total), MaxPageHeight);
+  const doc = new PDFDocument({
+    size: [Width, pageHeight],
+    margin: Margin,
+    compress: true,
+    pdfVersion: '1.7',
+    lang: 'de',
+    displayTitle: true,
+    // No default font: pdfkit would load its Helvetica metrics for every document. Ours are
+    // registered below as fontkit fonts, which pdfkit takes as they are (PDFFontFactory).
+    font: null as never,
+    info: { Title: layout.title, Author: layout.author, Subject: layout.qr, Creator: 'checkout-platform', CreationDate: layout.createdAt, ModDate: layout.createdAt },
+  });
+  doc.registerFont('regular', fonts.regular as never);
+  doc.registerFont('bold', fonts.bold as never);
+  let y = Margin;
+  for (const block of blocks) {
+    if (y + block.height > pageHeight - Margin && y > Margin) {
+      doc.addPage({ size: [Width, pageHeight], margin: Margin });
+      y = Margin;
+    }
+    block.draw(doc, y);
+    y += block.height;
+  }
+  doc.end();
+  return doc;
+}
+
+/** The whole PDF in memory: what the receipts cache stores. */
+export async function renderReceiptPdf(layout: ReceiptLayout, fonts: ReceiptFonts): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of writeReceiptPdf(layout, fonts) as unknown as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+function plan(layout: ReceiptLayout, fonts: ReceiptFonts): Block[] {
+  const blocks: Block[] = [];
+  layout.header.forEach((row, i) => blocks.push(i === 0 ? centered(row, 'bold', Large) : centered(row, 'regular', Body)));
+  blocks.push(gap(6), centered(layout.title, 'bold', Body), gap(2));
+  for (const [label, value] of layout.sale) blocks.push(pair(label, value, 'regular', Body));
+  blocks.push(rule());
+  for (const line of layout.lines) blocks.push(...lineBlocks(line, fonts.regular));
+  blocks.push(rule());
+  blocks.push(pair(layout.total.label, layout.total.amount, 'bold', Large));
+  blocks.push(gap(4));
+  for (const [label, value] of layout.payment) blocks.push(pair(label, value, 'regular', Body));
+  blocks.push(rule());
+  blocks.push(columns(layout.taxTable.head, 'bold'));
+  for (const row of layout.taxTable.rows) blocks.push(columns(row, 'regular'));
+  blocks.push(columns(layout.taxTable.sum, 'bold'));
+  blocks.push(rule());
+  for (const row of layout.footer) blocks.push(centered(row, 'regular', Body));
+  blocks.push(gap(6), qrCode(layout.qr), centered(layout.qrCaption, 'regular', Small));
+  return blocks;
+}
+
+type FontName = 'regular' | 'bold';
+type Size = typeof Body;
+
+function gap(height: number): Block {
+  return { height, draw: () => {} };
+}
+
+function rule(): Block {
+  return {
+    height: 8,
+    draw(doc, y) {
+      doc.save().moveTo(Margin, y + 4).lineTo(Width - Margin, y + 4).lineWidth(0.5).dash(2, { space: 1.5 }).stroke().undash().restore();
+    },
+  };
+}
+
+function centered(text: string, font: FontName, size: Size): Block {
+  return { height: size.lead, draw: (doc, y) => put(doc, text, font, size, Margin, y, ContentWidth, 'center') };
+}
+
+function pair(label: string, value: string, font: FontName, size: Size): Block {
+  return {
+    height: size.lead,
+    draw(doc, y) {
+      doc.font(font).fontSize(size.size);
+      const valueWidth = Math.min(doc.widthOfString(value), ContentWidth * 0.7);
+      put(doc, label, font, size, Margin, y, ContentWidth - valueWidth - 4, 'left');
+      put(doc, value, font, size, Width - Margin - valueWidth, y, valueWidth, 'right');
+    },
+  };
+}
+
+/** A line item: its text (wrapped to at most NameRows rows), amount and tax mark, then its details. */
+function lineBlocks(line: ReceiptLine, font: Font): Block[] {
+  const indent = line.kind === 'item' ? 0 : 6;
+  const width = TextWidth - indent;
+  const [first = '', ...more] = wrap(font, Body.size, line.text, width, NameRows);
+  const main: Block = {
+    height: Body.lead,
+    draw(doc, y) {
+      put(doc, first, 'regular', Body, Margin + indent, y, width, 'left');
+      if (line.amount) put(doc, line.amount, 'regular', Body, Margin + TextWidth + 4, y, AmountWidth, 'right');
+      if (line.taxMark) put(doc, line.taxMark, 'regular', Body, Width - Margin - MarkWidth, y, MarkWidth, 'right');
+    },
+  };
+  const continued = more.map<Block>((row) => ({ height: Body.lead, draw: (doc, y) => put(doc, row, 'regular', Body, Margin + indent, y, width, 'left') }));
+  const details = line.details.map<Block>((detail) => ({
+    height: Small.lead,
+    draw: (doc, y) => put(doc, detail, 'regular', Small, Margin + indent + 8, y, width - 8, 'left'),
+  }));
+  return [main, ...continued, ...details];
+}
+
+/**
+ * Words into rows of at most `width` points, at most `rows` of them (the last cut by put()). Widths
+ * come from the glyphs' advances, before the document exists: the page's length depends on them.
+ */
+function wrap(font: Font, size: number, text: string, width: number, rows: number): string[] {
+  const words = text.split(/\s+/u).filter(Boolean);
+  const out: string[] = [];
+  let row = '';
+  for (const word of words) {
+    const candidate = row ? `${row} ${word}` : word;
+    if (!row || advance(font, size, candidate) <= width || out.length === rows - 1) row = candidate;
+    else {
+      out.push(row);
+      row = word;
+    }
+  }
+  if (row || !out.length) out.push(row);
+  return out;
+}
+
+function advance(font: Font, size: number, text: string): number {
+  let units = 0;
+  for (const glyph of font.glyphsForString(text)) units += glyph.advanceWidth;
+  // A little room for kerning, which the glyphs' plain advances leave out.
+  return (units * size * 1.02) / font.unitsPerEm;
+}
+
+/** The tax table's four columns: the rate, then net, tax and gross right-aligned. */
+function columns(cells: readonly [string, string, string, string], font: FontName): Block {
+  const first = 46;
+  const rest = (ContentWidth - first) / 3;
+  return {
+    height: Small.lead,
+    draw(doc, y) {
+      put(doc, cells[0], font, Small, Margin, y, first, 'left');
+      for (let i = 1; i < 4; i++) put(doc, cells[i]!, font, Small, Margin + first + (i - 1) * rest, y, rest, 'right');
+    },
+  };
+}
+
+function qrCode(content: string): Block {
+  const modules = QRCode.create(content, { errorCorrectionLevel: 'M' }).modules;
+  const side = (modules.size + 2 * QrQuiet) * QrModule;
+  return {
+    height: side,
+    draw(doc, y) {
+      const x0 = (Width - modules.size * QrModule) / 2;
+      const y0 = y + QrQuiet * QrModule;
+      // One rectangle per horizontal run of dark modules: a third of the path operators of one per module.
+      for (let row = 0; row < modules.size; row++) {
+        let start = -1;
+        for (let col = 0; col <= modules.size; col++) {
+          const dark = col < modules.size && modules.get(row, col);
+          if (dark && start < 0) start = col;
+          if (!dark && start >= 0) {
+            doc.rect(x0 + start * QrModule, y0 + row * QrModule, (col - start) * QrModule, QrModule);
+            start = -1;
+          }
+        }
+      }
+      doc.fillColor('black').fill();
+    },
+  };
+}
+
+/** One row of text in a box; text too wide for it is cut with an ellipsis, never wrapped. */
+function put(doc: PDFKit.PDFDocument, text: string, font: FontName, size: Size, x: number, y: number, width: number, align: 'left' | 'right' | 'center'): void {
+  if (!text) return;
+  doc.font(font).fontSize(size.size);
+  const row = fit(doc, text.replace(/[\s\p{Cc}]+/gu, ' ').trim(), width);
+  const free = width - doc.widthOfString(row);
+  const left = align === 'left' ? x : align === 'right' ? x + free : x + free / 2;
+  doc.text(row, left, y, { lineBreak: false });
+}
+
+function fit(doc: PDFKit.PDFDocument, text: string, width: number): string {
+  if (doc.widthOfString(text) <= width) return text;
+  let low = 0;
+  let high = text.length;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (doc.widthOfString(`${text.slice(0, mid)}…`) <= width) low = mid;
+    else high = mid - 1;
+  }
+  return `${text.slice(0, low).trimEnd()}…`;
+}
