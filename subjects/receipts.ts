@@ -9,8 +9,10 @@ import { Pagination } from './orders.js';
  * travels to the edge base64-encoded in parts, each well under the broker's message limit.
  */
 
-const OrderId = z.string().min(1).max(200);
-export const AppUserId = z.string().min(1).max(200).describe('The app user id, as the app SDKs send it in the path');
+/** Text Postgres can store: no U+0000, no lone surrogates. */
+const storable = (what: string) => z.string().min(1).max(200).regex(/^[^\u0000\uD800-\uDFFF]*$/u, `${what} holds a character that cannot be stored (U+0000 or a lone surrogate)`);
+export const OrderId = storable('an order id');
+export const AppUserId = storable('an app user id').describe('The app user id, as the app SDKs send it in the path');
 
 /**
  * Who asks: a token with ordersRead sees every order (`appUserID` absent); a token without it only

@@ -260,3 +260,10 @@ t.test("gives an app user the receipts of their own orders and refuses everyone 
   t.equal((await receipt(mine.id, nobody)).status, 403, 'a token with neither ordersRead nor an app user');
   t.equal((await receipt(anonymous.id, orders)).status, 200, 'ordersRead reads every receipt');
 });
+
+t.test('refuses an order id that no database could store, naming it', async (t) => {
+  const res = await receipt('%00', orders);
+  t.equal(res.status, 400);
+  t.equal(res.json.type, 'bad_request');
+  t.match(res.json.message, /id/);
+});

@@ -4,10 +4,10 @@ import type { Font } from 'fontkit';
 import type { ReceiptLayout, ReceiptLine } from './layout.js';
 
 /**
- * Draws a receipt layout as a PDF: an 80 mm wide strip, as long as the receipt (long receipts
- * continue on further pages of at most MaxPageHeight). Text is set in an embedded TrueType font
- * (subset to the glyphs used) that covers €, umlauts and ß; the order id is a QR code drawn as
- * vector rectangles. The document is a stream (pdfkit): it is written while it is read.
+ * Draws a receipt layout as a PDF: an 80 mm wide strip, one page as long as the receipt (the
+ * longest ones continue on further pages of at most MaxPageHeight). Text is set in an embedded
+ * TrueType font (subset to the glyphs used) that covers €, umlauts and ß; the order id is a QR
+ * code drawn as vector rectangles. The document is a stream (pdfkit): written while it is read.
  */
 export interface ReceiptFonts {
   /** Parsed once per process and shared by every document: parsing a font costs more than a receipt. */
@@ -18,7 +18,7 @@ export interface ReceiptFonts {
 const Width = 226.77; // 80 mm
 const Margin = 12;
 const ContentWidth = Width - 2 * Margin;
-const MaxPageHeight = 1684; // A2's length: viewers and printers take it; longer receipts get pages
+const MaxPageHeight = 14_400; // 200 inches, the largest page PDF readers take; longer receipts get pages
 const AmountWidth = 62;
 const MarkWidth = 10;
 const TextWidth = ContentWidth - AmountWidth - MarkWidth - 4;

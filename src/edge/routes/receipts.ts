@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { AppUserId, PurchaseHistory, receipts, type ReceiptPart } from '../../../subjects/receipts.js';
+import { AppUserId, OrderId, PurchaseHistory, receipts, type ReceiptPart } from '../../../subjects/receipts.js';
 import { AppError } from '../../errors.js';
 import type { ServiceClient } from '../../messaging/client.js';
 import { EmptyBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
@@ -19,7 +19,7 @@ const HistoryPerPage = 50;
 /** Receipts never change once made; clients and their private caches may keep them. */
 const CacheControl = 'private, max-age=86400';
 
-const ReceiptParams = ProjectParams.extend({ id: z.string().min(1).max(200) });
+const ReceiptParams = ProjectParams.extend({ id: OrderId });
 const HistoryParams = ProjectParams.extend({ appUserID: AppUserId });
 const HistoryQuery = z.object({
   page: z.coerce.number().int().min(0).default(0).describe('Counts from 0'),

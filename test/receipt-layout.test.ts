@@ -1,0 +1,87 @@
+import fc from 'fast-check';
+import t from 'tap';
+import { receiptLayout } from '../src/domain/receipt/layout.js';
+import { readReceiptOrder, type ReceiptSettings } from '../src/domain/receipt/source.js';
+import { checkoutPrice } from '../src/domain/tax.js';
+
+const settings: ReceiptSettings = {
+  currency: 'EUR',
+  locale: 'de-DE',
+  companyName: 'Müller Handels GmbH',
+  taxNumber: '',
+  vatID: '',
+  companyAdress: { street: '', zip: '', city: '', country: '' },
+};
+const berlin = { timeZone: 'Europe/Berlin' };
+const nbsp = (s: string) => s.replace(/\u00a0/g, ' ');
+
+function order(lineItems: object[], extra: object = {}) {
+  const price = checkoutPrice((lineItems as Array<{ totalPrice: number; taxRate?: string }>).flatMap((l) => (l.taxRate ? [{ totalPrice: l.totalPrice, taxRate: l.taxRate }] : [])));
+  return readReceiptOrder({
+    id: 'order-1', state: 'final', sequenceNumber: 7, finalizedAt: '2026-07-01T10:00:00.000Z', currency: 'EUR',
+    shop: { name: 'Markt' }, checkoutDevice: { type: 'app' }, paymentMethod: 'cash', paidAmount: price.price,
+    lineItems, price, ...extra,
+  });
+}
+
+t.test('prints coupons as lines of their own, with the discount they took, if any', async (t) => {
+  const layout = receiptLayout(order([
+    { id: '1', name: 'Kaffee', amount: 1, price: 599, totalPrice: 599, taxRate: '7' },
+    { id: 'c1', type: 'coupon', couponID: 'WELCOME', name: 'Willkommen', amount: 1, totalPrice: -100, taxRate: '7' },
+    { id: 'c2', type: 'coupon', couponID: 'PAPER', amount: 1, totalPrice: 0 },
+  ]), settings, berlin);
+  const lines = layout.lines.map((l) => nbsp(`${l.kind}|${l.text}|${l.amount}|${l.taxMark}`));
+  t.same(lines, ['item|Kaffee|5,99 €|A', 'coupon|Coupon: Willkommen|-1,00 €|A', 'coupon|Coupon: PAPER||']);
+});
+
+t.test('prints promotions with their percentage and price modifiers under the line they changed', async (t) => {
+  const layout = receiptLayout(order([
+    { id: '1', name: 'Käse', amount: 2, price: 250, totalPrice: 500, taxRate: '7', priceModifiers: [{ name: 'Happy Hour', method: 'promotion', action: 'add', price: 250 }] },
+    { id: 'p', type: 'promotion', name: 'Käsetage', refersTo: '1', discountRuleID: 'r', discountPercentage: 10, amount: 1, totalPrice: -50, taxRate: '7' },
+  ]), settings, berlin);
+  t.same(layout.lines.map((l) => nbsp([l.text, l.amount, ...l.details].join('|'))), ['Käse|5,00 €|2 × 2,50 €|Happy Hour 2,50 €', 'Käsetage 10 %|-0,50 €']);
+  t.same(layout.lines.map((l) => l.kind), ['item', 'discount']);
+});
+
+t.test('speaks English for other locales and formats in their way', async (t) => {
+  const layout = receiptLayout(order([{ id: '1', name: 'Coffee', amount: 3, price: 123456, totalPrice: 370368, taxRate: '19' }], { currency: 'USD', paymentMethod: 'creditCardVisa' }), { ...settings, locale: 'en-US', currency: 'USD' }, { timeZone: 'America/New_York' });
+  t.equal(layout.title, 'Receipt');
+  t.same(layout.total, { label: 'TOTAL USD', amount: '$3,703.68' });
+  t.same(layout.lines[0]!.details, ['3 × $1,234.56']);
+  t.same(layout.sale[0], ['Date', 'Jul 1, 2026, 6:00:00 AM'], 'the time in the configured zone');
+  t.same(layout.payment[0], ['Payment', 'Visa']);
+});
+
+t.test('computes the tax table from the lines when a PoS left the taxes out', async (t) => {
+  const o = order([
+    { id: '1', name: 'A', amount: 1, price: 119, totalPrice: 119, taxRate: '19' },
+    { id: '2', name: 'B', amount: 1, price: 107, totalPrice: 107, taxRate: '7' },
+  ]);
+  const layout = receiptLayout({ ...o, price: { price: 226 } }, settings, berlin);
+  t.same(layout.taxTable.rows.map((r) => nbsp(r.join('|'))), ['A 19 %|1,00 €|0,19 €|1,19 €', 'B 7 %|1,00 €|0,07 €|1,07 €']);
+  t.same(nbsp(layout.taxTable.sum.join('|')), 'Summe|2,00 €|0,26 €|2,26 €');
+});
+
+t.test('reads whatever an order document holds without failing: missing fields print as nothing', async (t) => {
+  const layout = receiptLayout(readReceiptOrder({ lineItems: [{}, null, { name: 7 }], price: 'x' }), settings, berlin);
+  t.equal(layout.lines.length, 3);
+  t.equal(nbsp(layout.total.amount), '0,00 €');
+});
+
+t.test('the tax table adds up: net + tax = gross per rate, and the grosses to the total, for any lines', async () => {
+  const line = fc.record({ totalPrice: fc.integer({ min: -5000, max: 500_000 }), taxRate: fc.constantFrom('19', '7', '5.5', '0') });
+  fc.assert(
+    fc.property(fc.array(line, { minLength: 1, maxLength: 40 }), (lines) => {
+      const items = lines.map((l, i) => ({ id: String(i), name: `L${i}`, amount: 1, price: l.totalPrice, ...l }));
+      const o = order(items);
+      const layout = receiptLayout({ ...o, price: { price: o.price.price } }, settings, berlin);
+      const cents = (s: string) => Number(nbsp(s).replace(/[^\d,-]/g, '').replace(',', '.')) * 100;
+      let gross = 0;
+      for (const [, net, tax, g] of layout.taxTable.rows) {
+        if (Math.round(cents(net) + cents(tax)) !== Math.round(cents(g))) return false;
+        gross += cents(g);
+      }
+      return Math.round(gross) === o.price.price && Math.round(cents(layout.taxTable.sum[3])) === o.price.price;
+    }),
+  );
+});
