@@ -10,7 +10,12 @@ import { Pagination } from './orders.js';
  */
 
 /** Text Postgres can store: no U+0000, no lone surrogates. */
-const storable = (what: string) => z.string().min(1).max(200).regex(/^[^\u0000\uD800-\uDFFF]*$/u, `${what} holds a character that cannot be stored (U+0000 or a lone surrogate)`);
+const storable = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(200)
+    .refine((s) => !s.includes('\u0000') && s.isWellFormed(), `${what} holds a character that cannot be stored (U+0000 or a lone surrogate)`);
 export const OrderId = storable('an order id');
 export const AppUserId = storable('an app user id').describe('The app user id, as the app SDKs send it in the path');
 
