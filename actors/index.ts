@@ -15,6 +15,7 @@ import { createImportsActor } from './imports/handler.js';
 import { createOrdersActor } from './orders/handler.js';
 import { createReceiptsActor } from './receipts/handler.js';
 import { startOutboxRelay } from './outbox/relay.js';
+import { createPromotionsActor } from './promotions/handler.js';
 import { createSettingsActor } from './settings/handler.js';
 import { createShopsActor } from './shops/handler.js';
 import { createSystemActor } from './system/handler.js';
@@ -59,6 +60,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge() }),
     ...createOrdersActor({ sql, maxListRecords: deps.orders.maxListRecords }),
     ...createReceiptsActor({ sql, ...deps.receipts }),
+    ...createPromotionsActor({ sql, eventsWritten: () => relay.nudge() }),
   ]);
   return {
     async stop() {

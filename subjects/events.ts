@@ -3,6 +3,7 @@ import { subjectToken } from './common.js';
 import { CheckoutProcess, Pricing } from './checkout-process.js';
 import { OrderStates, Order } from './orders.js';
 import { PosCheckoutProcess } from './pos.js';
+import { PromotionEvent } from './promotions.js';
 
 /**
  * Events for PoS integrators and other listeners: every state change of a checkout process, of its
@@ -16,7 +17,7 @@ import { PosCheckoutProcess } from './pos.js';
  */
 export const EventStream = { name: 'EVENTS', subjects: ['events.>'] } as const;
 
-export const EventDomains = ['checkout', 'pos', 'order'] as const;
+export const EventDomains = ['checkout', 'pos', 'order', 'promotion'] as const;
 export type EventDomain = (typeof EventDomains)[number];
 
 export const CheckoutProcessEvents = ['created', 'approved', 'pricingUpdated', 'processing', 'transferred', 'successful', 'failed', 'aborted'] as const;
@@ -55,4 +56,4 @@ export const OrderEvent = Envelope.extend({
 export type OrderEvent = z.infer<typeof OrderEvent>;
 
 /** The payload schema of each domain's events. */
-export const EventPayloads = { checkout: CheckoutProcessEvent, pos: PosEvent, order: OrderEvent } as const;
+export const EventPayloads = { checkout: CheckoutProcessEvent, pos: PosEvent, order: OrderEvent, promotion: PromotionEvent } as const;

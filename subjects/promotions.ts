@@ -91,7 +91,7 @@ export const ConfigurationInput = z
     ranks: z.array(Rank).max(100),
     groups: z.array(Group).max(1000),
   })
-  .meta({ id: 'PromotionConfigurationInput' });
+  .meta({ id: 'PromotionConfigurationBody' });
 export type ConfigurationInput = z.output<typeof ConfigurationInput>;
 
 /** What the engine compiles: the parts of a configuration that decide discounts. */
@@ -156,7 +156,12 @@ export type PromotionEvent = z.infer<typeof PromotionEvent>;
 const ConfigRef = z.object({ project: ProjectId, id: ConfigurationId });
 
 export const promotions = {
-  list: endpoint('svc.promotions.list', z.object({ project: ProjectId }), ConfigurationList),
+  /** A page of the list in id order after `after`, as JSON texts (a list of any size travels in parts). */
+  list: endpoint(
+    'svc.promotions.list',
+    z.object({ project: ProjectId, after: ConfigurationId.optional(), maxBytes: z.int().min(1024) }),
+    z.object({ configurations: z.array(z.string()), next: ConfigurationId.nullable() }),
+  ),
   get: endpoint('svc.promotions.get', ConfigRef, Configuration),
   active: endpoint('svc.promotions.active', z.object({ project: ProjectId }), Configuration),
   create: endpoint('svc.promotions.create', z.object({ project: ProjectId, configuration: ConfigurationInput }), Configuration),

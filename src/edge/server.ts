@@ -19,6 +19,7 @@ import { checkoutProcessRoutes } from './routes/checkout-process.js';
 import { orderRoutes } from './routes/orders.js';
 import { posRoutes } from './routes/pos.js';
 import { pricingRoutes } from './routes/pricing.js';
+import { promotionRoutes } from './routes/promotions.js';
 import { receiptRoutes } from './routes/receipts.js';
 import { productRoutes } from './routes/products.js';
 import { settingsRoutes } from './routes/settings.js';
@@ -89,5 +90,6 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   posRoutes(zodApp, deps.client);
   orderRoutes(zodApp, deps.client);
   receiptRoutes(zodApp, deps.client);
+  promotionRoutes(zodApp, deps.client);
   return app;
 }
