@@ -42,9 +42,9 @@ const Environment = z
     CHECKOUT_CACHE_MAX_ENTRIES: variable(z.coerce.number().int().min(0).default(100_000)),
     ORDERS_LIST_MAX_RECORDS: variable(z.coerce.number().int().min(1).default(100_000)),
     EVENTS_MAX_AGE_HOURS: variable(z.coerce.number().positive().default(168)),
+    PUBLIC_BASE_URL: variable(z.url({ protocol: /^https?$/ }).optional()),
     RECEIPT_TIME_ZONE: variable(z.string().default('Europe/Berlin').refine(isTimeZone, 'an IANA time zone such as Europe/Berlin')),
     RECEIPT_PART_BYTES: variable(z.coerce.number().int().min(1024).max(600_000).default(512 * 1024)),
-    CLOSING_SCHEDULER_ENABLED: variable(z.stringbool().default(true)),
   })
   .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
     message: 'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
@@ -73,9 +73,9 @@ const Configuration = Environment.transform((env) => ({
   checkout: { signingSecret: env.CHECKOUT_SIGNING_SECRET, infoTtlSeconds: env.CHECKOUT_INFO_TTL_SECONDS, cacheMaxEntries: env.CHECKOUT_CACHE_MAX_ENTRIES },
   orders: { maxListRecords: env.ORDERS_LIST_MAX_RECORDS },
   events: { maxAgeMs: env.EVENTS_MAX_AGE_HOURS * 3_600_000 },
+  /** Where clients reach the edge (scheme, host, path prefix), for absolute urls such as coupon images; unset: the request's own. */
+  publicBaseUrl: env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
   receipts: { timeZone: env.RECEIPT_TIME_ZONE, partBytes: env.RECEIPT_PART_BYTES },
-  /** Whether this process's node-cron ticks claim due closing schedules (every worker process may; each fire time is claimed once). */
-  closings: { schedulerEnabled: env.CLOSING_SCHEDULER_ENABLED },
 }));
 
 export type Config = z.output<typeof Configuration>;
