@@ -1,0 +1,257 @@
+import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
+import type { ClosingOrder } from '../../src/domain/closings/totals.js';
+import type { ClosingOrigin, ClosingShop, LogFormat, TaxShare } from '../../subjects/closings.js';
+import type { CompanyAddress } from '../../subjects/settings.js';
+import { insertOutbox } from '../outbox/sql.js';
+
+type Db = Sql | TransactionSql;
+
+export interface SequenceRow {
+  last_number: string;
+  last_order_sequence_number: string;
+}
+
+/**
+ * Locks the shop's closing sequence for the transaction (creating it at 0 first): the one writer
+ * of the shop's closings, whichever worker process it runs in.
+ */
+export async function lockSequence(tx: TransactionSql, project: string, shopId: string): Promise<SequenceRow> {
+  await tx`insert into closing_sequences (project, shop_id) values (${project}, ${shopId}) on conflict do nothing`;
+  const [row] = await tx<SequenceRow[]>`
+    select last_number, last_order_sequence_number from closing_sequences
+    where project = ${project} and shop_id = ${shopId} for update`;
+  return row!;
+}
+
+export async function closingOfTrigger(db: Db, key: string): Promise<{ shop_id: string; sequence_number: string } | undefined> {
+  const [row] = await db<{ shop_id: string; sequence_number: string }[]>`select shop_id, sequence_number from closings where trigger_key = ${key}`;
+  return row;
+}
+
+export interface JobRow {
+  id: string;
+  project: string;
+  shop_id: string;
+  device_id: string;
+  skipped_cash_count: boolean;
+  formats: LogFormat[];
+  state: 'pending' | 'done' | 'failed';
+  closing_sequence_number: string | null;
+  reason: string | null;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+export async function findJob(db: Db, project: string, id: string, forUpdate = false): Promise<JobRow | undefined> {
+  const [row] = forUpdate
+    ? await db<JobRow[]>`select * from closing_jobs where project = ${project} and id = ${id} for update`
+    : await db<JobRow[]>`select * from closing_jobs where project = ${project} and id = ${id}`;
+  return row;
+}
+
+export async function insertJob(tx: TransactionSql, job: Omit<JobRow, 'state' | 'closing_sequence_number' | 'reason' | 'finished_at'>): Promise<JobRow> {
+  const [row] = await tx<JobRow[]>`
+    insert into closing_jobs (id, project, shop_id, device_id, skipped_cash_count, formats, created_at)
+    values (${job.id}, ${job.project}, ${job.shop_id}, ${job.device_id}, ${job.skipped_cash_count}, ${job.formats}, ${job.created_at})
+    returning *`;
+  return row!;
+}
+
+export async function finishJob(
+  tx: TransactionSql,
+  id: string,
+  outcome: { state: 'done'; sequenceNumber: number } | { state: 'failed'; reason: string },
+  at: Date,
+): Promise<JobRow> {
+  const [row] = await tx<JobRow[]>`
+    update closing_jobs set state = ${outcome.state}, finished_at = ${at},
+      closing_sequence_number = ${outcome.state === 'done' ? outcome.sequenceNumber : null},
+      reason = ${outcome.state === 'failed' ? outcome.reason : null}
+    where id = ${id} returning *`;
+  return row!;
+}
+
+/** The formats of a shop's schedules, in the order of the schedules, each once. */
+export async function scheduleFormatsOfShop(db: Db, project: string, shopId: string): Promise<{ formats: LogFormat[]; location: string | null }> {
+  const rows = await db<{ formats: LogFormat[]; location: string }[]>`
+    select formats, location from closing_schedules where project = ${project} and shop_id = ${shopId} order by id`;
+  return { formats: [...new Set(rows.flatMap((r) => r.formats))], location: rows[0]?.location ?? null };
+}
+
+export async function findShopRow(db: Db, project: string, shopId: string) {
+  const [row] = await db<Array<Record<'name' | 'external_id' | 'street' | 'zip' | 'city' | 'state' | 'country' | 'phone' | 'email', string | null>>>`
+    select name, external_id, street, zip, city, state, country, phone, email from shops where project = ${project} and id = ${shopId}`;
+  return row;
+}
+
+/** The shop as the last order of the range wrote it (for a shop that was deleted since). */
+export async function shopOfOrder(db: Db, project: string, shopId: string, sequenceNumber: number): Promise<ClosingShop | undefined> {
+  const [row] = await db<{ shop: ClosingShop | null }[]>`
+    select doc -> 'shop' as shop from orders where project = ${project} and shop_id = ${shopId} and sequence_number = ${sequenceNumber}`;
+  return row?.shop ?? undefined;
+}
+
+/**
+ * Where the range after `after` ends: the longest prefix of the shop's committed orders after it
+ * whose orders were finalized at or before the cut-off. Orders are numbered in commit order, so
+ * the committed ones are always 1..k: nothing is skipped.
+ */
+export async function rangeEnd(db: Db, project: string, shopId: string, after: number, cutOff: Date): Promise<number> {
+  const [row] = await db<{ last: string | null; late: string | null }[]>`
+    select
+      (select max(sequence_number) from orders where project = ${project} and shop_id = ${shopId}) as last,
+      (select min(sequence_number) from orders
+       where project = ${project} and shop_id = ${shopId} and sequence_number > ${after} and finalized_at > ${cutOff}) as late`;
+  const end = row!.late !== null ? Number(row!.late) - 1 : Number(row!.last ?? 0);
+  return Math.max(after, end);
+}
+
+/**
+ * The figures of a page of the range's orders (final ones only: the others count 0), by sequence
+ * number: what a closing sums. Each document is read as jsonb once.
+ */
+export function totalsPage(db: Db, project: string, shopId: string, after: number, last: number, limit: number) {
+  return db<Array<{ sequence_number: string; state: string; paid_amount: string; payment_method: string; price: ClosingOrder['price']; line_items: ClosingOrder['lineItems'] | null }>>`
+    select o.sequence_number, o.state, d ->> 'paidAmount' as paid_amount, d ->> 'paymentMethod' as payment_method,
+           d -> 'price' as price, case when d -> 'price' ? 'taxPre' and d -> 'price' ? 'tax' then null else d -> 'lineItems' end as line_items
+    from orders o, lateral (select o.doc::jsonb as d offset 0) j
+    where o.project = ${project} and o.shop_id = ${shopId} and o.sequence_number > ${after} and o.sequence_number <= ${last}
+      and o.state = 'final'
+    order by o.sequence_number
+    limit ${limit}`;
+}
+
+/** How many orders of the range are of a state other than final. */
+export async function countNonFinal(db: Db, project: string, shopId: string, after: number, last: number): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    select count(*)::int as n from orders
+    where project = ${project} and shop_id = ${shopId} and sequence_number > ${after} and sequence_number <= ${last} and state <> 'final'`;
+  return row!.n;
+}
+
+export interface NewClosing {
+  project: string;
+  shopId: string;
+  sequenceNumber: number;
+  firstOrder: number;
+  lastOrder: number;
+  orderCount: number;
+  includeAllStates: boolean;
+  createdAt: Date;
+  cutOffAt: Date;
+  zone: string;
+  currency: string;
+  shop: ClosingShop;
+  taxShares: TaxShare[];
+  taxRates: string[];
+  shareByPaymentMethod: Array<{ paymentMethod: string; amount: number }>;
+  total: number;
+  company: { companyName: string; taxNumber: string; vatID: string; companyAdress: CompanyAddress };
+  origin: ClosingOrigin;
+  triggerKey: string | null;
+  jobId: string | null;
+  formats: readonly LogFormat[];
+}
+
+const json = (value: unknown) => JSON.stringify(value);
+
+/** Stores a closing, its logs (not_present) and moves the shop's sequence; answers the logs. */
+export async function insertClosing(tx: TransactionSql, c: NewClosing): Promise<Array<{ id: string; format: string; state: 'not_present' }>> {
+  await tx`
+    insert into closings (
+      project, shop_id, sequence_number, first_order_sequence_number, last_order_sequence_number, order_count,
+      include_all_states, created_at, cut_off_at, zone, currency, shop, tax_shares, tax_rates, share_by_payment_method, total,
+      company, origin, trigger_key, job_id
+    ) values (
+      ${c.project}, ${c.shopId}, ${c.sequenceNumber}, ${c.firstOrder}, ${c.lastOrder}, ${c.orderCount},
+      ${c.includeAllStates}, ${c.createdAt}, ${c.cutOffAt}, ${c.zone}, ${c.currency}, ${json(c.shop)}::text::jsonb, ${json(c.taxShares)}::text::jsonb,
+      ${c.taxRates}, ${json(c.shareByPaymentMethod)}::text::jsonb, ${c.total}, ${json(c.company)}::text::jsonb, ${json(c.origin)}::text::jsonb,
+      ${c.triggerKey}, ${c.jobId}
+    )`;
+  await tx`
+    update closing_sequences set last_number = ${c.sequenceNumber}, last_order_sequence_number = ${c.lastOrder}
+    where project = ${c.project} and shop_id = ${c.shopId}`;
+  if (!c.formats.length) return [];
+  return tx<Array<{ id: string; format: string; state: 'not_present' }>>`
+    insert into closing_logs (project, shop_id, closing_sequence_number, format)
+    select ${c.project}, ${c.shopId}, ${c.sequenceNumber}, f from unnest(${c.formats as string[]}::text[]) with ordinality as u(f, n) order by n
+    returning id, format, state`;
+}
+
+export { insertOutbox };
+
+export interface ClosingRow {
+  project: string;
+  shop_id: string;
+  sequence_number: string;
+  first_order_sequence_number: string;
+  last_order_sequence_number: string;
+  order_count: number;
+  include_all_states: boolean;
+  created_at: Date;
+  cut_off_at: Date;
+  zone: string;
+  currency: string;
+  shop: ClosingShop;
+  tax_shares: TaxShare[];
+  tax_rates: string[];
+  share_by_payment_method: Array<{ paymentMethod: string; amount: number }>;
+  total: string;
+  company: NewClosing['company'];
+  origin: ClosingOrigin;
+  logs: Array<{ id: string; format: string; state: 'not_present' | 'present' }>;
+}
+
+const closingColumns = (db: Db) => db`
+  c.project, c.shop_id, c.sequence_number, c.first_order_sequence_number, c.last_order_sequence_number, c.order_count,
+  c.include_all_states, c.created_at, c.cut_off_at, c.zone, c.currency, c.shop, c.tax_shares, c.tax_rates,
+  c.share_by_payment_method, c.total, c.company, c.origin,
+  coalesce((select json_agg(json_build_object('id', l.id, 'format', l.format, 'state', l.state) order by l.id)
+            from closing_logs l
+            where l.project = c.project and l.shop_id = c.shop_id and l.closing_sequence_number = c.sequence_number), '[]') as logs`;
+
+export async function findClosing(db: Db, project: string, shopId: string, sequenceNumber: number): Promise<ClosingRow | undefined> {
+  const [row] = await db<ClosingRow[]>`
+    select ${closingColumns(db)} from closings c
+    where c.project = ${project} and c.shop_id = ${shopId} and c.sequence_number = ${sequenceNumber}`;
+  return row;
+}
+
+export async function countClosings(db: Db, project: string, shopId: string | undefined): Promise<number> {
+  const [row] = shopId === undefined
+    ? await db<{ n: number }[]>`select count(*)::int as n from closings where project = ${project}`
+    : await db<{ n: number }[]>`select count(*)::int as n from closings where project = ${project} and shop_id = ${shopId}`;
+  return row!.n;
+}
+
+/** Newest first (creation time, then shop, then number). */
+export function listClosings(db: Db, project: string, shopId: string | undefined, offset: number, limit: number) {
+  return shopId === undefined
+    ? db<ClosingRow[]>`
+        select ${closingColumns(db)} from closings c where c.project = ${project}
+        order by c.created_at desc, c.shop_id, c.sequence_number desc offset ${offset} limit ${limit}`
+    : db<ClosingRow[]>`
+        select ${closingColumns(db)} from closings c where c.project = ${project} and c.shop_id = ${shopId}
+        order by c.created_at desc, c.shop_id, c.sequence_number desc offset ${offset} limit ${limit}`;
+}
+
+/** A page of a closing's orders as stored JSON texts, by sequence number. */
+export function ordersPage(db: Db, c: { project: string; shopId: string; after: number; last: number; includeAllStates: boolean }, limit: number) {
+  return c.includeAllStates
+    ? db<Array<{ sequence_number: string; doc: string }>>`
+        select sequence_number, doc::text as doc from orders
+        where project = ${c.project} and shop_id = ${c.shopId} and sequence_number > ${c.after} and sequence_number <= ${c.last}
+        order by sequence_number limit ${limit}`
+    : db<Array<{ sequence_number: string; doc: string }>>`
+        select sequence_number, doc::text as doc from orders
+        where project = ${c.project} and shop_id = ${c.shopId} and sequence_number > ${c.after} and sequence_number <= ${c.last}
+          and state = 'final'
+        order by sequence_number limit ${limit}`;
+}
+
+export async function logsToWrite(db: Db, project: string, shopId: string, sequenceNumber: number) {
+  return db<Array<{ id: string; format: LogFormat }>>`
+    select id, format from closing_logs
+    where project = ${project} and shop_id = ${shopId} and closing_sequence_number = ${sequenceNumber} and state = 'not_present'
+    order by id`;
+}
