@@ -11,6 +11,9 @@ import { JobStream } from '../subjects/jobs.js';
 import { createCatalogActor } from './catalog/handler.js';
 import { createCheckoutActor } from './checkout/handler.js';
 import { createCheckoutProcessActor } from './checkout-process/handler.js';
+import { createClosingSchedulesActor } from './closing-schedules/handler.js';
+import { createScheduleTrigger } from './closing-schedules/trigger.js';
+import { createClosingSequenceActor } from './closing-sequence/handler.js';
 import { createCouponsActor } from './coupons/handler.js';
 import { createImportsActor } from './imports/handler.js';
 import { createOrdersActor } from './orders/handler.js';
@@ -36,6 +39,8 @@ export interface WorkerDeps {
   events: { maxAgeMs: number };
   /** Receipts: the time zone they print times in, bytes per message. */
   receipts: { timeZone: string; partBytes: number };
+  /** Closings: whether this process ticks the closing schedules; the software version DSFinV-K exports name. */
+  closings: { schedulerEnabled: boolean; softwareVersion: string };
 }
 
 export interface Workers {
@@ -51,6 +56,10 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   // Jobs stay until a worker acked them; two weeks outlasts every retry schedule.
   await ensureStream(nc, { ...JobStream, retention: 'workqueue', maxAgeMs: 14 * 86_400_000, duplicateWindowMs: 120_000 });
   const relay = startOutboxRelay({ sql, js: jetstream(nc), log });
+  const closingSequence = createClosingSequenceActor({
+    sql, nc, log, software: { brand: 'checkout-platform', version: deps.closings.softwareVersion }, eventsWritten: () => relay.nudge(),
+  });
+  const closingWork = await closingSequence.startConsumer();
   const endpoints = serveEndpoints({ nc, publisher, log }, [
     ...createSystemActor({ sql, migrations }),
     ...createSettingsActor({ sql }),
@@ -63,10 +72,16 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createCouponsActor({ sql, eventsWritten: () => relay.nudge() }),
     ...createReceiptsActor({ sql, ...deps.receipts }),
     ...createPromotionsActor({ sql, eventsWritten: () => relay.nudge() }),
+    ...createClosingSchedulesActor({ sql }),
+    ...closingSequence.routes,
   ]);
+  const scheduleTrigger = createScheduleTrigger({ sql, log, claimed: () => relay.nudge() });
+  if (deps.closings.schedulerEnabled) scheduleTrigger.start();
   return {
     async stop() {
+      await scheduleTrigger.stop();
       await endpoints.stop();
+      await closingWork.stop();
       relay.nudge();
       await relay.stop();
     },

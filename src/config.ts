@@ -45,6 +45,7 @@ const Environment = z
     PUBLIC_BASE_URL: variable(z.url({ protocol: /^https?$/ }).optional()),
     RECEIPT_TIME_ZONE: variable(z.string().default('Europe/Berlin').refine(isTimeZone, 'an IANA time zone such as Europe/Berlin')),
     RECEIPT_PART_BYTES: variable(z.coerce.number().int().min(1024).max(600_000).default(512 * 1024)),
+    CLOSING_SCHEDULER_ENABLED: variable(z.stringbool().default(true)),
   })
   .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
     message: 'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
@@ -76,6 +77,8 @@ const Configuration = Environment.transform((env) => ({
   /** Where clients reach the edge (scheme, host, path prefix), for absolute urls such as coupon images; unset: the request's own. */
   publicBaseUrl: env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
   receipts: { timeZone: env.RECEIPT_TIME_ZONE, partBytes: env.RECEIPT_PART_BYTES },
+  /** Whether this process's node-cron ticks claim due closing schedules (every worker process may; each fire time is claimed once). */
+  closings: { schedulerEnabled: env.CLOSING_SCHEDULER_ENABLED },
 }));
 
 export type Config = z.output<typeof Configuration>;

@@ -113,6 +113,7 @@ async function startWorkerSide(
   const checkout = { signingKey: new TextEncoder().encode(checkoutSecret.secret), infoTtlMs: config.checkout.infoTtlSeconds * 1000 };
   const workers = await startWorkers({
     sql, checkoutSql, ...bus, log, migrations, checkout, checkoutCacheMaxEntries: config.checkout.cacheMaxEntries, orders: config.orders, events: config.events, receipts: config.receipts,
+    closings: { ...config.closings, softwareVersion: packageVersion() },
   });
   stops.push(() => workers.stop());
 }

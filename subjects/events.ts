@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { subjectToken } from './common.js';
 import { CheckoutProcess, Pricing } from './checkout-process.js';
+import { ClosingEvent } from './closings.js';
 import { CouponEvent } from './coupons.js';
 import { OrderStates, Order } from './orders.js';
 import { PosCheckoutProcess } from './pos.js';
@@ -18,7 +19,7 @@ import { PromotionEvent } from './promotions.js';
  */
 export const EventStream = { name: 'EVENTS', subjects: ['events.>'] } as const;
 
-export const EventDomains = ['checkout', 'pos', 'order', 'promotion', 'coupon'] as const;
+export const EventDomains = ['checkout', 'pos', 'order', 'promotion', 'coupon', 'closing'] as const;
 export type EventDomain = (typeof EventDomains)[number];
 
 export const CheckoutProcessEvents = ['created', 'approved', 'pricingUpdated', 'processing', 'transferred', 'successful', 'failed', 'aborted'] as const;
@@ -57,4 +58,4 @@ export const OrderEvent = Envelope.extend({
 export type OrderEvent = z.infer<typeof OrderEvent>;
 
 /** The payload schema of each domain's events. */
-export const EventPayloads = { checkout: CheckoutProcessEvent, pos: PosEvent, order: OrderEvent, promotion: PromotionEvent, coupon: CouponEvent } as const;
+export const EventPayloads = { checkout: CheckoutProcessEvent, pos: PosEvent, order: OrderEvent, promotion: PromotionEvent, coupon: CouponEvent, closing: ClosingEvent } as const;

@@ -17,6 +17,7 @@ import { availabilityRoutes } from './routes/availabilities.js';
 import { checkoutRoutes } from './routes/checkout.js';
 import { checkoutProcessRoutes } from './routes/checkout-process.js';
 import { couponRoutes } from './routes/coupons.js';
+import { closingRoutes } from './routes/closings.js';
 import { orderRoutes } from './routes/orders.js';
 import { posRoutes } from './routes/pos.js';
 import { pricingRoutes } from './routes/pricing.js';
@@ -90,6 +91,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   checkoutProcessRoutes(zodApp, deps.client);
   posRoutes(zodApp, deps.client);
   orderRoutes(zodApp, deps.client);
+  closingRoutes(zodApp, deps.client);
   couponRoutes(zodApp, deps.client, { publicBaseUrl: config.publicBaseUrl });
   receiptRoutes(zodApp, deps.client);
   promotionRoutes(zodApp, deps.client);

@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { AppError } from '../../src/errors.js';
+import type { Sql } from '../../src/infra/postgres.js';
+import { startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
+import { createMailboxes } from '../../src/messaging/mailbox.js';
+import { route, type Route } from '../../src/messaging/worker.js';
+import { closings, closingWorkSubject, ClosingWork } from '../../subjects/closings.js';
+import { jobFilter } from '../../subjects/jobs.js';
+import { closeShop, event, failJob } from './close.js';
+import { findLog, logChunk } from './log-sql.js';
+import { writeLogs, type LogWriterDeps } from './logs.js';
+import * as db from './sql.js';
+import { toJob, toSummary } from './views.js';
+
+export interface ClosingSequenceDeps extends LogWriterDeps {
+  nc: NatsConnection;
+  /** Retry schedule and attempts of closing work (triggers and report jobs). */
+  retryScheduleMs?: readonly number[];
+  maxAttempts?: number;
+}
+
+export interface ClosingSequenceActor {
+  routes: Route[];
+  /** Starts taking closing work (triggers, report jobs) from JetStream. */
+  startConsumer(): Promise<JobConsumer>;
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * The closing sequence of each shop: one logical actor per shop. Its work (schedule triggers and
+ * report jobs, durable on JetStream) runs one after another per shop in this process's mailbox,
+ * and under the shop's row lock in Postgres across processes (close.ts). After a closing is
+ * stored, its logs are written (logs.ts) before the work is acknowledged: a worker that dies
+ * leaves them not_present, and the redelivered work writes them.
+ */
+export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSequenceActor {
+  const { sql, log } = deps;
+  const mailboxes = createMailboxes();
+
+  const work = async (job: Job): Promise<JobOutcome> => {
+    let parsed: ClosingWork;
+    try {
+      parsed = ClosingWork.parse(JSON.parse(utf8.decode(job.data)));
+    } catch (err) {
+      // A malformed job never becomes a good one: drop it, loudly.
+      log.error({ err, subject: job.subject }, 'closing work that cannot be read was dropped');
+      return { kind: 'done' };
+    }
+    return mailboxes.run(`${parsed.project}/${parsed.shopID}`, async () => {
+      try {
+        const closed = await closeShop(sql, parsed);
+        deps.eventsWritten();
+        if (closed) await writeLogs(deps, await db.logsToWrite(sql, closed.project, closed.shopId, closed.sequenceNumber));
+        return { kind: 'done' };
+      } catch (err) {
+        if (!job.lastAttempt) throw err;
+        log.error({ err, subject: job.subject, attempt: job.attempt }, 'closing work failed on its last attempt');
+        if (parsed.type === 'report' && (await failJob(sql, parsed.project, parsed.jobID, 'the closing could not be made; see the service logs'))) deps.eventsWritten();
+        return { kind: 'done' };
+      }
+    });
+  };
+
+  const routes = [
+    route(closings.createJob, async ({ project, job: request }) => {
+      if (!(await db.findShopRow(sql, project, request.shopID))) {
+        throw AppError.badRequest(`shopID: no shop with id ${request.shopID}`, [{ path: 'shopID', message: 'no such shop' }]);
+      }
+      const formats = request.formats ?? (await db.scheduleFormatsOfShop(sql, project, request.shopID)).formats;
+      const id = randomUUID();
+      const created = await sql.begin(async (tx) => {
+        const row = await db.insertJob(tx, {
+          id, project, shop_id: request.shopID, device_id: request.deviceID, skipped_cash_count: request.skippedCashCount, formats, created_at: new Date(),
+        });
+        const closingWork: ClosingWork = { type: 'report', project, shopID: request.shopID, jobID: id };
+        await db.insertOutbox(tx, [
+          { subject: closingWorkSubject(closingWork), payload: closingWork, msgId: `report:${id}` },
+          event(project, request.shopID, { project, shopID: request.shopID, at: row.created_at.toISOString(), event: 'jobPending', job: toJob(row) }),
+        ]);
+        return row;
+      });
+      deps.eventsWritten();
+      return toJob(created);
+    }),
+
+    route(closings.getJob, async ({ project, id }) => {
+      const row = /^[0-9a-f-]{36}$/i.test(id) ? await db.findJob(sql, project, id) : undefined;
+      if (!row) throw AppError.notFound(`no report job with id ${id}`);
+      return toJob(row);
+    }),
+
+    route(closings.listPart, async ({ project, shopID, offset, limit, count }) => ({
+      closings: (await db.listClosings(sql, project, shopID, offset, limit)).map(toSummary),
+      totalItems: count ? await db.countClosings(sql, project, shopID) : null,
+    })),
+
+    route(closings.get, async ({ project, shopID, sequenceNumber }) => toSummary(await foundClosing(sql, project, shopID, sequenceNumber))),
+
+    route(closings.ordersPart, async ({ project, shopID, sequenceNumber, after, limit }) => {
+      const closing = await foundClosing(sql, project, shopID, sequenceNumber);
+      const rows = await db.ordersPage(sql, {
+        project,
+        shopId: shopID,
+        after: Math.max(after, Number(closing.first_order_sequence_number) - 1),
+        last: Number(closing.last_order_sequence_number),
+        includeAllStates: closing.include_all_states,
+      }, limit);
+      return { orders: rows.map((r) => r.doc), next: rows.length === limit ? Number(rows.at(-1)!.sequence_number) : null };
+    }),
+
+    route(closings.logInfo, async ({ project, id }) => {
+      const row = await findLog(sql, project, id);
+      if (!row) throw AppError.notFound(`no closing log with id ${id}`);
+      if (row.state !== 'present') throw AppError.notFound(`closing log ${id} is not written yet (state not_present)`);
+      return {
+        id: Number(row.id),
+        format: row.format,
+        state: row.state,
+        contentType: row.content_type ?? 'application/octet-stream',
+        fileName: row.file_name ?? `closing-log-${id}`,
+        size: Number(row.size ?? 0),
+        chunks: row.chunks,
+      };
+    }),
+
+    route(closings.logChunk, async ({ project, id, n }) => {
+      const data = await logChunk(sql, project, id, n);
+      if (!data) throw AppError.notFound(`closing log ${id} has no chunk ${n}`);
+      return { data: data.toString('base64') };
+    }),
+  ];
+
+  return {
+    routes,
+    startConsumer: () =>
+      startJobConsumer(
+        { nc: deps.nc, log },
+        {
+          durable: 'closing',
+          filter: jobFilter('closing'),
+          retryScheduleMs: deps.retryScheduleMs ?? [1000, 5000, 15_000, 60_000, 300_000, 900_000],
+          maxAttempts: deps.maxAttempts ?? 50,
+          concurrency: 8,
+        },
+        work,
+      ),
+  };
+}
+
+async function foundClosing(sql: Sql, project: string, shopId: string, sequenceNumber: number): Promise<db.ClosingRow> {
+  const row = await db.findClosing(sql, project, shopId, sequenceNumber);
+  if (!row) throw AppError.notFound(`no closing ${sequenceNumber} of shop ${shopId}`);
+  return row;
+}
