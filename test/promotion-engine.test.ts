@@ -102,6 +102,7 @@ t.test('addLineItemDiscount: units, applications, cheapest first, absolute and p
     { name: 'once by default: one unit', condition: sku('COFFEE'), args: { absolute: 'true', value: '1' }, expect: [['c', -100]] },
     { name: 'multi-usable: every unit', condition: sku('COFFEE'), args: { absolute: 'true', value: '1', isMultiusable: 'true' }, expect: [['c', -200]] },
     { name: '1 € off the second coffee', condition: sku('COFFEE'), args: { absolute: 'true', value: '1', requiredAmount: '2', amount: '1' }, expect: [['c', -100]] },
+    { name: 'amount alone: requiredAmount follows it (2 of the 3 breads, once)', condition: sku('BREAD'), args: { absolute: 'true', value: '0.10', amount: '2' }, expect: [['b', -20]] },
     { name: 'requiredAmount not reached', condition: sku('MILK'), args: { absolute: 'true', value: '1', requiredAmount: '2', amount: '1' }, expect: [] },
     { name: 'multi-usable: as often as the units allow (5 Z, 2 per application)', condition: sku('Z'), args: { absolute: 'true', value: '0.50', requiredAmount: '2', amount: '1', isMultiusable: 'true' }, cart: many, expect: [['z', -100]] },
     { name: '3 for 2: the cheapest unit of the selection is free', condition: { type: 'hasSKU', args: { oneOf: 'X,Y' } }, args: { value: '100', requiredAmount: '3', amount: '1' }, cart: many, expect: [['x', -100]] },

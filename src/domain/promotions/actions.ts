@@ -2,7 +2,7 @@ import type { Action, Rounding } from '../../../subjects/promotions.js';
 import { ArgReader, type Issues } from './args.js';
 import { percentNumber, percentOf, scaleHalfUp, splitProportionally, type Fraction } from './rounding.js';
 import type { Selection } from './conditions.js';
-import { lineCapacity, takeFromRate, type EngineState, type WorkLine } from './state.js';
+import { lineCapacity, takeFromRate, touchLine, type EngineState, type WorkLine } from './state.js';
 import type { PromotionLineItem } from './types.js';
 
 /**
@@ -42,8 +42,11 @@ export function compileAction(a: Action, path: string, ruleID: string, ctx: Acti
     case 'addLineItemDiscount': {
       const absolute = args.bool('absolute', false);
       const value = absolute ? args.money('value', true) : args.percent('value', true);
-      const required = args.count('requiredAmount', false, 1) ?? 1;
-      const amount = args.count('amount', false, 1) ?? required;
+      // Either defaults to the other (an application of 1 unit when neither is given).
+      const requiredArg = args.count('requiredAmount', false, 1);
+      const amountArg = args.count('amount', false, 1);
+      const required = requiredArg ?? amountArg ?? 1;
+      const amount = amountArg ?? required;
       const multi = args.bool('isMultiusable', false) ?? false;
       if (amount > required) args.problem(`addLineItemDiscount discounts at most the requiredAmount (${required}) units per application, not ${amount}`);
       if (value === undefined) return undefined;
@@ -123,46 +126,75 @@ interface LineDiscount {
  * multi-usable), and each application discounts `amount` units, the cheapest first.
  */
 function lineDiscount(d: LineDiscount): Effect {
+  const absolute = typeof d.value === 'number' ? d.value : undefined;
+  const percent = typeof d.value === 'number' ? undefined : d.value;
+
+  /** The discount of `n` units of a line worth `base` each, and of `plus` more worth base + 1. */
+  const discountOf = (n: number, plus: number, base: number): number =>
+    absolute !== undefined ? n * Math.min(absolute, base) + plus * Math.min(absolute, base + 1) : percentOf(n * base + plus * (base + 1), percent!, d.rounding);
+
+  const grant = (s: EngineState, run: RuleRun, line: WorkLine, units: number, wanted: number) => {
+    const discount = Math.min(wanted, lineCapacity(s, line));
+    if (discount <= 0) return;
+    touchLine(s, line);
+    line.remaining -= discount;
+    line.discounted = true;
+    takeFromRate(s, line.source.taxRate, discount);
+    run.granted += discount;
+    s.promotions.push({ target: line.index, line: promotionLine(run, line.source.id, line.source.taxRate, discount, units, d.name, d.value) });
+  };
+
   return (s, run) => {
-    const groups: UnitGroup[] = [];
     let units = 0;
     for (const i of run.selection) {
       const line = s.lines[i]!;
+      if (line.remaining > 0) units += line.source.amount;
+    }
+    const applications = d.multi ? Math.floor(units / d.required) : units >= d.required ? 1 : 0;
+    let left = applications * d.amount;
+    if (left <= 0) return;
+
+    if (left >= units) {
+      // Every unit of the selection (the common "x off each" case): no ordering needed.
+      for (const i of run.selection) {
+        const line = s.lines[i]!;
+        const count = line.source.amount;
+        if (line.remaining <= 0) continue;
+        const base = Math.floor(line.remaining / count);
+        const extra = line.remaining - base * count;
+        grant(s, run, line, count, discountOf(count - extra, extra, base));
+      }
+      return;
+    }
+
+    // The cheapest units first: a line's units are worth `base` or `base + 1`.
+    const groups: UnitGroup[] = [];
+    for (const i of run.selection) {
+      const line = s.lines[i]!;
       const count = line.source.amount;
-      if (line.remaining <= 0 || count <= 0) continue;
-      units += count;
+      if (line.remaining <= 0) continue;
       const base = Math.floor(line.remaining / count);
       const extra = line.remaining - base * count;
       if (count > extra) groups.push({ line, value: base, count: count - extra });
       if (extra > 0) groups.push({ line, value: base + 1, count: extra });
     }
-    const applications = d.multi ? Math.floor(units / d.required) : units >= d.required ? 1 : 0;
-    let left = applications * d.amount;
-    if (left <= 0) return;
     groups.sort((a, b) => a.value - b.value || a.line.index - b.line.index);
-    // Per line: how many units, and what they are worth together (or, absolute, the discount).
-    const taken = new Map<WorkLine, { units: number; worth: number; absolute: number }>();
+    // Per line, in cart order: units taken at base and at base + 1.
+    const taken: Array<{ line: WorkLine; base: number; n: number; plus: number }> = [];
     for (const g of groups) {
       if (left <= 0) break;
       const n = Math.min(g.count, left);
       left -= n;
-      const t = taken.get(g.line) ?? { units: 0, worth: 0, absolute: 0 };
-      t.units += n;
-      t.worth += n * g.value;
-      if (typeof d.value === 'number') t.absolute += n * Math.min(d.value, g.value);
-      taken.set(g.line, t);
+      let t = taken.find((x) => x.line === g.line);
+      if (!t) {
+        t = { line: g.line, base: Math.floor(g.line.remaining / g.line.source.amount), n: 0, plus: 0 };
+        taken.push(t);
+      }
+      if (g.value === t.base) t.n += n;
+      else t.plus += n;
     }
-    const lines = [...taken.entries()].sort((a, b) => a[0].index - b[0].index);
-    for (const [line, t] of lines) {
-      const wanted = typeof d.value === 'number' ? t.absolute : percentOf(t.worth, d.value, d.rounding);
-      const discount = Math.min(wanted, lineCapacity(s, line));
-      if (discount <= 0) continue;
-      line.remaining -= discount;
-      line.discounted = true;
-      takeFromRate(s, line.source.taxRate, discount);
-      run.granted += discount;
-      s.promotions.push({ target: line.index, line: promotionLine(run, line.source.id, line.source.taxRate, discount, t.units, d.name, d.value) });
-    }
+    taken.sort((a, b) => a.line.index - b.line.index);
+    for (const t of taken) grant(s, run, t.line, t.n + t.plus, discountOf(t.n, t.plus, t.base));
   };
 }
 
@@ -202,6 +234,7 @@ function modifyPrice(name: string, value: Value, multi: boolean, rounding: Round
       const total = line.total % before === 0 ? price * (line.total / before) : scaleHalfUp(line.total, price, before);
       const reduction = Math.min(line.total - total, lineCapacity(s, line));
       if (reduction <= 0) continue;
+      touchLine(s, line);
       line.price = price;
       line.total -= reduction;
       line.remaining -= reduction;

@@ -124,7 +124,17 @@ export function compileCondition(c: Condition, path: string, ctx: ConditionConte
 /** An item condition: keeps the selected lines that pass; holds when any does. */
 function narrow(keep: (s: EngineState, line: number) => boolean): CompiledCondition {
   return (s, sel) => {
-    const kept = sel.filter((i) => keep(s, i));
+    let kept: number[] | undefined;
+    for (let k = 0; k < sel.length; k++) {
+      const i = sel[k]!;
+      if (keep(s, i)) {
+        kept?.push(i);
+      } else {
+        // The first line left out: from here on the selection is a new list.
+        kept ??= sel.slice(0, k);
+      }
+    }
+    if (!kept) return sel.length ? sel : null;
     return kept.length ? kept : null;
   };
 }

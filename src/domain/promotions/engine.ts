@@ -2,7 +2,7 @@ import { checkoutPrice } from '../tax.js';
 import type { RuleRun } from './actions.js';
 import type { CompiledConfiguration, CompiledRule } from './compile.js';
 import type { Selection } from './conditions.js';
-import { cloneState, initialState, type EngineState } from './state.js';
+import { addGranted, beginTrial, initialState, rollBack, type EngineState } from './state.js';
 import type { CartCoupon, PromotionCart, PromotionLineItem, PromotionResult, RuleExplanation, SkipReason } from './types.js';
 
 /**
@@ -33,8 +33,8 @@ import type { CartCoupon, PromotionCart, PromotionLineItem, PromotionResult, Rul
  *   earlier rule redeemed (else it is skipped with `coupon_missing`); a coupon is redeemed once.
  *   The rule's promotion lines name the first coupon it redeemed.
  * - addLineItemDiscount: units of the selected lines are counted (`amount` per line, each unit worth
- *   an equal share of what its line has left); `requiredAmount` (default 1) units make one
- *   application, each discounting `amount` (default requiredAmount, at most requiredAmount) units,
+ *   an equal share of what its line has left); `requiredAmount` units make one application, each
+ *   discounting `amount` units (at most requiredAmount; either defaults to the other, both to 1),
  *   the cheapest units of the selection first; multi-usable: as many applications as the units allow,
  *   else one. `value` per unit (absolute, at most the unit's worth) or percent of the units' worth.
  * - modifyPrice: multi-usable changes every selected line, else the first selected line it can
@@ -57,7 +57,7 @@ export function applyPromotions(cart: PromotionCart, config: CompiledConfigurati
   if (cart.currency !== config.currency) {
     throw new Error(`the configuration was compiled for ${config.currency}, the cart is in ${cart.currency}`);
   }
-  let s = initialState(cart);
+  const s = initialState(cart);
   const all = s.facts.discountable;
   const groupHolds = config.groups.map((g) => g.condition === null || g.condition(s, all) !== null);
   const explanation: RuleExplanation[] = [];
@@ -82,7 +82,8 @@ export function applyPromotions(cart: PromotionCart, config: CompiledConfigurati
         else entry.granted = outcome.granted;
       }
     } else {
-      let best: { entry: RuleExplanation; state: EngineState; granted: number } | undefined;
+      // Each candidate is tried and taken back; then the best applies for good.
+      let best: { rule: CompiledRule; selection: Selection; entry: RuleExplanation; granted: number } | undefined;
       const tried: Array<{ entry: RuleExplanation; granted: number }> = [];
       for (const rule of rank.rules) {
         const entry = explain(rule);
@@ -97,17 +98,18 @@ export function applyPromotions(cart: PromotionCart, config: CompiledConfigurati
           continue;
         }
         entry.conditionHeld = true;
-        const trial = cloneState(s);
-        const outcome = applyRule(trial, rule, selection);
+        beginTrial(s);
+        const outcome = applyRule(s, rule, selection);
+        rollBack(s);
         if (outcome.skipped) {
           entry.skippedReason = outcome.skipped;
           continue;
         }
         tried.push({ entry, granted: outcome.granted });
-        if (!best || outcome.granted > best.granted) best = { entry, state: trial, granted: outcome.granted };
+        if (!best || outcome.granted > best.granted) best = { rule, selection, entry, granted: outcome.granted };
       }
       if (best) {
-        s = best.state;
+        applyRule(s, best.rule, best.selection);
         for (const t of tried) {
           if (t.entry === best.entry) {
             t.entry.granted = t.granted;
@@ -142,7 +144,7 @@ function applyRule(s: EngineState, rule: CompiledRule, selection: Selection): { 
   const first = taken[0];
   const run: RuleRun = { ruleID: rule.id, selection, couponID: first === undefined ? undefined : s.facts.coupons[first]!.id, granted: 0 };
   for (const effect of rule.effects) effect(s, run);
-  s.granted.set(rule.id, (s.granted.get(rule.id) ?? 0) + run.granted);
+  addGranted(s, rule.id, run.granted);
   return { granted: run.granted };
 }
 
