@@ -1,0 +1,129 @@
+import { jetstream } from '@nats-io/jetstream';
+import postgres from 'postgres';
+import t from 'tap';
+import { createScheduleTrigger, type ScheduleTrigger } from '../actors/closing-schedules/trigger.js';
+import { createLogger } from '../src/logger.js';
+import { closingWorkSubject, type ClosingWork } from '../subjects/closings.js';
+import { p, seedCheckout } from './support/checkout.js';
+import { checkoutIn, closingTokens, eventually, getClosing, storedClosings } from './support/closing.js';
+import { startMoreWorkers, startTestService } from './support/service.js';
+
+/**
+ * Schedule triggers against the real database and NATS, with an injected clock: the trigger is
+ * built as the service builds it and ticked at the times a test needs; the closings are made by
+ * the running service's workers.
+ */
+const svc = await startTestService(t, { env: { CLOSING_SCHEDULER_ENABLED: 'false' } });
+const fx = await seedCheckout(svc);
+const tokens = await closingTokens(svc);
+const log = createLogger({ level: 'silent' });
+const admin = await svc.token(['shopsWrite']);
+for (const id of ['dst', 'late', 'many']) await svc.request('POST', `${p}/shops`, { token: admin, body: { id, name: `Shop ${id}` } });
+
+function trigger(): ScheduleTrigger {
+  const sql = postgres(svc.databaseUrl, { max: 2, onnotice: () => {} });
+  t.teardown(() => sql.end());
+  return createScheduleTrigger({ sql, log });
+}
+
+async function schedule(body: object): Promise<number> {
+  const res = await svc.request('POST', `${p}/closings/schedules`, { token: tokens.write, body });
+  if (res.status !== 201) throw new Error(`schedule refused: ${res.status} ${res.text}`);
+  return res.body.id;
+}
+
+const minute = 60_000;
+const fireTimes = (claims: ClosingWork[]) => claims.map((w) => (w.type === 'trigger' ? w.fireAt : ''));
+
+/** Ticks every minute from `from` to `to` (inclusive); answers what each tick claimed, by tick time. */
+async function tickEveryMinute(tr: ScheduleTrigger, from: string, to: string): Promise<Array<[string, string[]]>> {
+  const claimed: Array<[string, string[]]> = [];
+  for (let at = Date.parse(from); at <= Date.parse(to); at += minute) {
+    const claims = await tr.tick(new Date(at));
+    if (claims.length) claimed.push([new Date(at).toISOString(), fireTimes(claims)]);
+  }
+  return claimed;
+}
+
+async function closingsOf(shop: string, count: number) {
+  return eventually(`${count} closings of ${shop}`, async () => {
+    const rows = await storedClosings(svc.sql, shop);
+    return rows.length >= count ? rows : undefined;
+  });
+}
+
+t.test('Europe/Berlin across both DST changes: 02:30 that does not exist fires at 03:00, 02:30 that happens twice fires once', async (t) => {
+  const id = await schedule({ shop: 'dst', days: ['Sunday'], hour: 2, minute: 30, location: 'Europe/Berlin', mode: 'includeUntilScheduled' });
+  const tr = trigger();
+  // The first tick catches up what passed since the schedule was made: one fire time, the latest.
+  t.same(fireTimes(await tr.tick(new Date('2027-03-27T12:00:00Z'))), ['2027-03-21T01:30:00.000Z'], 'catch-up: the Sunday before, 02:30 CET');
+
+  const spring = await tickEveryMinute(tr, '2027-03-27T23:00:00Z', '2027-03-28T03:00:00Z');
+  t.same(spring, [['2027-03-28T01:00:00.000Z', ['2027-03-28T01:00:00.000Z']]], 'spring forward: once, at 03:00 CEST (01:00 UTC)');
+
+  t.same(fireTimes(await tr.tick(new Date('2027-10-30T12:00:00Z'))), ['2027-10-24T00:30:00.000Z'], 'catch-up to the Sunday before');
+  const autumn = await tickEveryMinute(tr, '2027-10-30T22:00:00Z', '2027-10-31T03:00:00Z');
+  t.same(autumn, [['2027-10-31T00:30:00.000Z', ['2027-10-31T00:30:00.000Z']]], 'fall back: once, at the first 02:30 (CEST, 00:30 UTC), not at the second');
+
+  const rows = await closingsOf('dst', 4);
+  t.same(
+    rows.map((r) => r.trigger_key),
+    ['2027-03-21T01:30:00.000Z', '2027-03-28T01:00:00.000Z', '2027-10-24T00:30:00.000Z', '2027-10-31T00:30:00.000Z'].map((at) => `${id}:${at}`),
+    'one closing per fire time, in order',
+  );
+  const closing = (await getClosing(svc, tokens.read, 'dst', 2)).body;
+  t.match(closing.origin, { type: 'schedule', scheduleID: id, scheduledAt: '2027-03-28T01:00:00.000Z' });
+  t.equal(closing.cutOffAt, '2027-03-28T01:00:00.000Z', 'includeUntilScheduled: cut off at the scheduled time');
+});
+
+t.test('after a downtime the next tick makes one closing for everything missed, and repeated ticks make none', async (t) => {
+  const id = await schedule({ shop: 'late', days: ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'], hour: 17, minute: 0, location: 'Europe/Berlin', mode: 'includeUntilScheduled' });
+  const tr = trigger();
+  const first = await checkoutIn(svc, fx, 'late', 'successful');
+  t.same(fireTimes(await tr.tick(new Date('2026-12-01T16:05:00Z'))), ['2026-12-01T16:00:00.000Z']);
+  await closingsOf('late', 1);
+  const missed = [await checkoutIn(svc, fx, 'late', 'successful'), await checkoutIn(svc, fx, 'late', 'successful')];
+  // Every worker was down from Dec 1 to Dec 4: three fire times passed.
+  t.same(fireTimes(await tr.tick(new Date('2026-12-04T18:00:00Z'))), ['2026-12-04T16:00:00.000Z'], 'one trigger, for the latest fire time');
+  t.same(await tr.tick(new Date('2026-12-04T18:00:00Z')), [], 'the same tick again claims nothing');
+  t.same(await tr.tick(new Date('2026-12-04T18:01:00Z')), [], 'nor does the next minute');
+  const rows = await closingsOf('late', 2);
+  t.same(rows.map((r) => r.trigger_key), [`${id}:2026-12-01T16:00:00.000Z`, `${id}:2026-12-04T16:00:00.000Z`]);
+  t.same((await getClosing(svc, tokens.read, 'late', 1)).body.orders.map((o: any) => o.id), [first]);
+  t.same((await getClosing(svc, tokens.read, 'late', 2)).body.orders.map((o: any) => o.id), missed, 'the second closing covers what was missed');
+  const [{ n }] = await svc.sql<{ n: number }[]>`select count(*)::int as n from closing_triggers where schedule_id = ${id}`;
+  t.equal(n, 2, 'two claims');
+});
+
+t.test('three worker sides ticking at once close each fire time exactly once', async (t) => {
+  await startMoreWorkers(t, svc);
+  await startMoreWorkers(t, svc);
+  const id = await schedule({ shop: 'many', days: ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'], hour: 22, minute: 0, location: 'Europe/Berlin' });
+  const triggers = [trigger(), trigger(), trigger()];
+  const claimed: string[] = [];
+  for (let day = 1; day <= 6; day++) {
+    await checkoutIn(svc, fx, 'many', 'successful');
+    const at = new Date(Date.UTC(2026, 11, day, 21, 0, 30));
+    // Other schedules of the project may be due too: look at this one's claims.
+    const ofThis = (claims: ClosingWork[][]) => claims.flat().filter((w) => w.type === 'trigger' && w.scheduleID === id);
+    const results = ofThis(await Promise.all(triggers.map((tr) => tr.tick(at))));
+    t.equal(results.length, 1, `day ${day}: one side claimed the fire time`);
+    claimed.push(...fireTimes(results));
+    // Everyone ticks the next minute too; nothing is due.
+    t.same(ofThis(await Promise.all(triggers.map((tr) => tr.tick(new Date(at.getTime() + minute))))), []);
+    await closingsOf('many', day);
+  }
+  const rows = await closingsOf('many', 6);
+  t.same(rows.map((r) => r.trigger_key), claimed.map((at) => `${id}:${at}`), 'one closing per fire time');
+  t.same(rows.map((r) => [Number(r.first_order_sequence_number), Number(r.last_order_sequence_number)]), [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5], [6, 6]]);
+
+  // A trigger delivered again (as after a relay crash outside the duplicate window) closes nothing new.
+  const work: ClosingWork = { type: 'trigger', project: 'acme-test01', shopID: 'many', scheduleID: id, fireAt: claimed[5]!, mode: 'includeUntilExecution', includeAllStates: false, formats: [], location: 'Europe/Berlin' };
+  await jetstream(svc.nc).publish(closingWorkSubject(work), JSON.stringify(work), { msgID: 'a-second-delivery' });
+  await eventually('the second delivery to be consumed', async () => {
+    const [{ n }] = await svc.sql<{ n: number }[]>`select count(*)::int as n from outbox`;
+    return n === 0 ? true : undefined;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  t.equal((await storedClosings(svc.sql, 'many')).length, 6, 'still six closings');
+});
