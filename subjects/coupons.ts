@@ -15,8 +15,11 @@ export const Channel = z.enum(['app', 'sco']);
 export const RedeemType = z.enum(['once-per-scanned-code', 'once-per-app-user-id', 'multiple']);
 export const ProcessingType = z.enum(['custom', 'none', 'builtin']);
 
-/** The most JSON a coupon may be: its answers (twice its texts at most) stay well inside a message. */
-export const MaxCouponBytes = 256 * 1024;
+/**
+ * The most JSON a coupon may be. Its answer holds its texts twice at most, and a list page holds
+ * answers as JSON strings (escaping at most doubles them): one coupon always fits a message.
+ */
+export const MaxCouponBytes = 128 * 1024;
 /** The largest image a coupon may show. */
 export const MaxImageBytes = 5 * 1024 * 1024;
 
@@ -123,7 +126,7 @@ export const CouponInput = z
       ctx.addIssue({ code: 'custom', message: `a coupon is at most ${MaxCouponBytes / 1024} KB of JSON` });
     }
   })
-  .meta({ id: 'CouponInput' });
+  .meta({ id: 'CouponRequest' });
 export type CouponInput = z.output<typeof CouponInput>;
 
 /** A coupon as stored: the input without its id, image formats with what the upload learned. */

@@ -160,6 +160,20 @@ t.test('lists the coupons in creation order as {coupons}, in parts when they exc
   for (const id of ids) t.equal((await del(id)).status, 204);
 });
 
+t.test('a list of the largest coupons, full of characters JSON escapes, still travels in parts', async (t) => {
+  const quotes = '"\\'.repeat(5000); // each character escaped in the stored JSON, and again in a list part
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const res = await create({ ...base, id: `escaped-${i}`, translations: { description: { de: quotes, en: quotes, fr: quotes, it: quotes, es: quotes, nl: quotes } } });
+    t.equal(res.status, 201, `a coupon of ${Buffer.byteLength(JSON.stringify(res.body))} bytes`);
+    ids.push(res.body.id);
+  }
+  const res = await svc.request('GET', `${p}/coupons`, { token: reader });
+  t.equal(res.status, 200);
+  t.same(res.body.coupons.filter((c: { id: string }) => ids.includes(c.id)).map((c: { description: string }) => c.description), ids.map(() => quotes));
+  for (const id of ids) t.equal((await del(id)).status, 204);
+});
+
 t.test('replaces a coupon with PUT and deletes it with DELETE', async (t) => {
   await create({ ...base, id: 'replace-me', translations: { name: { de: 'Alt' } }, codes: [{ code: 'OLD-1' }] });
   const res = await put('replace-me', { channels: ['sco'], type: 'printed', translations: { name: { de: 'Neu' } }, codes: [{ code: 'NEW-1' }] });
@@ -304,7 +318,7 @@ const invalid: Array<[string, object, string]> = [
   ['a lone surrogate in the type', { ...base, type: 'x\ud800' }, 'type'],
   ['U+0000 in an attribute key', { ...base, additionalAttributes: { 'a\u0000': 1 } }, 'additionalAttributes.a\u0000'],
   ['a lone surrogate deep in an attribute', { ...base, additionalAttributes: { a: [{ b: '\udc00' }] } }, 'additionalAttributes.a.0.b'],
-  ['more than 256 KB', { ...base, additionalAttributes: { big: 'b'.repeat(270 * 1024) } }, ''],
+  ['more than 128 KB', { ...base, additionalAttributes: { big: 'b'.repeat(130 * 1024) } }, ''],
 ];
 
 t.test('refuses invalid coupons with 400 naming the field, and stores nothing', async (t) => {
@@ -383,4 +397,16 @@ t.test('publishes changed on create and replace, deleted on delete, each with it
   t.match(mine[0]!.payload, { project: TestProject, id: 'evented', event: 'changed', etag: created.headers.get('etag'), coupon: { name: 'Eins' } });
   t.match(mine[1]!.payload, { etag: replaced.headers.get('etag'), coupon: { name: 'Zwei' } });
   t.same(events.of('never'), [], 'a refused write publishes nothing');
+});
+
+t.test('the OpenAPI document describes every coupon operation with its permission', async (t) => {
+  const doc = (await svc.request('GET', '/openapi.json')).body as { paths?: Record<string, Record<string, { 'x-permissions'?: string[]; security?: unknown[] }>> };
+  const op = (path: string, method: string) => doc.paths?.[path]?.[method];
+  t.same(op('/{project}/coupons', 'get')?.['x-permissions'], ['couponsRead']);
+  t.same(op('/{project}/coupons', 'post')?.['x-permissions'], ['couponsWrite']);
+  t.same(op('/{project}/coupons/{couponID}', 'get')?.['x-permissions'], ['couponsRead']);
+  t.same(op('/{project}/coupons/{couponID}', 'put')?.['x-permissions'], ['couponsWrite']);
+  t.same(op('/{project}/coupons/{couponID}', 'delete')?.['x-permissions'], ['couponsWrite']);
+  t.same(op('/{project}/coupons/images', 'post')?.['x-permissions'], ['couponsWrite']);
+  t.same(op('/{project}/coupons/images/{ref}', 'get')?.security, [], 'the image GET is public');
 });

@@ -29,7 +29,8 @@ export function createCouponsActor(deps: { sql: Sql; eventsWritten?: () => void 
       let last: string | undefined;
       for (const row of rows) {
         const text = JSON.stringify(toCoupon(project, row.id, row.doc, row.locale, reader));
-        const size = Buffer.byteLength(text) + 3;
+        // As the reply carries it: a JSON string in an array.
+        const size = Buffer.byteLength(JSON.stringify(text)) + 1;
         // A page holds at least one coupon (one is far below a message), and never more than a message carries.
         if (texts.length && bytes + size > maxBytes) break;
         texts.push(text);

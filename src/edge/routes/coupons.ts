@@ -199,7 +199,9 @@ export function couponRoutes(app: ZodApp, client: ServiceClient, options: Coupon
             'A coupon shows it with `image: {ref}` or `image: {formats: [{ref, size}]}`.',
           consumes: ['multipart/form-data', ...ImageTypes],
           params: ProjectParams,
-          body: documentedBody(z.object({ file: z.string().meta({ format: 'binary' }) })),
+          body: documentedBody(
+            z.object({ file: z.string().meta({ format: 'binary' }) }).describe('multipart/form-data: the image in the field `file`; image/*: the body is the image bytes themselves'),
+          ),
           response: { 200: ImageUploaded.omit({ created: true }), 201: ImageUploaded.omit({ created: true }), ...ErrorResponses },
         },
       },
