@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import t from 'tap';
 import { formatOf, readImage } from '../src/domain/coupons/images.js';
 import { gif, jpeg, png, webp } from './support/coupon-images.js';
@@ -52,6 +53,22 @@ t.test('the image reader tells the formats by their bytes and reads their size',
   t.equal(readImage(Buffer.from('GIF89a')), undefined, 'a GIF without a screen descriptor');
   t.equal(readImage(Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 4, 0, 0, 0xff, 0xda, 0, 2])), undefined, 'a JPEG whose scan comes before any frame');
   t.equal(formatOf(Buffer.from('BM\0\0\0\0\0\0\0\0\0\0')), undefined, 'BMP is not taken');
+});
+
+t.test('the image reader never throws, whatever the bytes, and reads sizes in range', async (t) => {
+  const signatures = [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], [0xff, 0xd8, 0xff], [...Buffer.from('GIF89a')], [...Buffer.from('RIFF\0\0\0\0WEBPVP8')]];
+  const bytes = fc.oneof(
+    fc.uint8Array({ maxLength: 200 }),
+    fc.tuple(fc.constantFrom(...signatures), fc.uint8Array({ maxLength: 200 })).map(([head, tail]) => Uint8Array.from([...head, ...tail])),
+  );
+  fc.assert(
+    fc.property(bytes, (b) => {
+      const info = readImage(b);
+      return info === undefined || (info.width >= 1 && info.height >= 1 && info.width <= 0x7fffffff && info.height <= 0x7fffffff);
+    }),
+    { numRuns: 5000 },
+  );
+  t.pass('5000 byte strings read without an exception');
 });
 
 for (const format of formats) {

@@ -1,6 +1,8 @@
+import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import { z } from 'zod';
 import { findCheckoutCoupons } from '../actors/coupons/sql.js';
+import { acceptedLanguages, pickTranslation } from '../src/domain/coupons/translations.js';
 import { CouponEvent } from '../subjects/coupons.js';
 import { watchEvents } from './support/checkout.js';
 import { png } from './support/coupon-images.js';
@@ -277,6 +279,19 @@ t.test('picks name and description by Accept-Language, then the project language
   await svc.request('PUT', `${p}/settings`, { token: settingsToken, body: { currency: 'EUR', taxRates: { normal: '19' }, paymentMethods: ['cash'], locale: 'ja-JP' } });
   t.equal(await nameFor(), 'Réduction', 'no text in the project language: the first translation');
   await svc.request('PUT', `${p}/settings`, { token: settingsToken, body: { currency: 'EUR', taxRates: { normal: '19' }, paymentMethods: ['cash'] } });
+});
+
+t.test('a picked text is always one of the translations (or "" when there is none), for any header', async (t) => {
+  const language = fc.constantFrom('de', 'de-DE', 'de_AT', 'en', 'en-GB', 'fr', 'pt-BR', 'it');
+  fc.assert(
+    fc.property(fc.dictionary(language, fc.string()), fc.string(), language, (texts, header, locale) => {
+      const picked = pickTranslation(texts, acceptedLanguages(header), locale);
+      return Object.keys(texts).length === 0 ? picked === '' : Object.values(texts).includes(picked);
+    }),
+    { numRuns: 2000 },
+  );
+  t.same(acceptedLanguages('fr-CH, fr;q=0.9, en;q=0.8, de;q=0.7, *;q=0.5'), ['fr-CH', 'fr', 'en', 'de', '*']);
+  t.same(acceptedLanguages('en;q=0.5, de'), ['de', 'en'], 'q orders, the header order breaks ties');
 });
 
 t.test('a coupon answered may be sent back as it came', async (t) => {
