@@ -170,7 +170,7 @@ export async function insertOrder(sql: postgres.Sql, order: { id: string; doc: a
     )
     insert into orders (project, id, shop_id, shop_external_id, sequence_number, state, finalized_at, doc)
     select ${TestProject}, ${order.id}, ${doc.shopID}, null, last_number, ${doc.state}, ${doc.finalizedAt},
-           jsonb_set(${JSON.stringify(doc)}::jsonb, '{sequenceNumber}', to_jsonb(last_number))::json
+           jsonb_set(${JSON.stringify(doc)}::text::jsonb, '{sequenceNumber}', to_jsonb(last_number))::json
     from numbered
     returning sequence_number::text as n`;
   return Number(row!.n);

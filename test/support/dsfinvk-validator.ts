@@ -1,0 +1,364 @@
+import { unzipSync } from 'fflate';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+
+/**
+ * What an auditor's checker verifies in a DSFinV-K export (the list at the end of
+ * shared/reference/dsfinvk.md), written from the reference, not from the writer's own table
+ * definitions: the zip holds index.xml, its DTD and the 20 declared files; index.xml declares each
+ * table as the standard names it; every file has exactly its declared header, field count, text
+ * lengths and number formats; the keys hold; and the sums between the modules agree with each
+ * other and with the closing's own totals. Answers the problems found (none for a good export) and
+ * the parsed tables.
+ */
+
+/** The standard's files and table names (reference: "Files"), and how many columns each has. */
+export const ReferenceFiles: Record<string, { table: string; columns: number }> = {
+  'cashpointclosing.csv': { table: 'Stamm_Abschluss', columns: 16 },
+  'location.csv': { table: 'Stamm_Orte', columns: 9 },
+  'cashregister.csv': { table: 'Stamm_Kassen', columns: 10 },
+  'slaves.csv': { table: 'Stamm_Terminals', columns: 9 },
+  'pa.csv': { table: 'Stamm_Agenturen', columns: 11 },
+  'tse.csv': { table: 'Stamm_TSE', columns: 11 },
+  'vat.csv': { table: 'Stamm_USt', columns: 6 },
+  'businesscases.csv': { table: 'Z_GV_Typ', columns: 10 },
+  'payment.csv': { table: 'Z_Zahlart', columns: 6 },
+  'cash_per_currency.csv': { table: 'Z_Waehrungen', columns: 5 },
+  'transactions.csv': { table: 'Bonkopf', columns: 23 },
+  'transactions_vat.csv': { table: 'Bonkopf_USt', columns: 8 },
+  'allocation_groups.csv': { table: 'Bonkopf_AbrKreis', columns: 5 },
+  'datapayment.csv': { table: 'Bonkopf_Zahlarten', columns: 9 },
+  'references.csv': { table: 'Bon_Referenzen', columns: 11 },
+  'transactions_tse.csv': { table: 'TSE_Transaktionen', columns: 13 },
+  'lines.csv': { table: 'Bonpos', columns: 21 },
+  'lines_vat.csv': { table: 'Bonpos_USt', columns: 9 },
+  'itemamounts.csv': { table: 'Bonpos_Preisfindung', columns: 10 },
+  'subitems.csv': { table: 'Bonpos_Zusatzinfo', columns: 17 },
+};
+
+/** Columns the reference spells out, in order (after Z_KASSE_ID, Z_ERSTELLUNG, Z_NR), with their types. */
+const ReferenceColumns: Record<string, string> = {
+  'cashpointclosing.csv': 'Z_BUCHUNGSTAG:A25 TAXONOMIE_VERSION:A10 Z_START_ID:A40 Z_ENDE_ID:A40 NAME:A60 STRASSE:A60 PLZ:A10 ORT:A62 LAND:A3 STNR:A20 USTID:A15 Z_SE_ZAHLUNGEN:N2 Z_SE_BARZAHLUNGEN:N2',
+  'location.csv': 'LOC_NAME:A60 LOC_STRASSE:A60 LOC_PLZ:A10 LOC_ORT:A62 LOC_LAND:A3 LOC_USTID:A15',
+  'cashregister.csv': 'KASSE_BRAND:A50 KASSE_MODELL:A50 KASSE_SERIENNR:A70 KASSE_SW_BRAND:A50 KASSE_SW_VERSION:A50 KASSE_BASISWAEH_CODE:A3 KEINE_UST_ZUORDNUNG:A1',
+  'tse.csv': 'TSE_ID:N TSE_SERIAL:A68 TSE_SIG_ALGO:A21 TSE_ZEITFORMAT:A31 TSE_PD_ENCODING:A5 TSE_PUBLIC_KEY:A512 TSE_ZERTIFIKAT_I:A1000 TSE_ZERTIFIKAT_II:A1000',
+  'vat.csv': 'UST_SCHLUESSEL:N UST_SATZ:N2 UST_BESCHR:A55',
+  'businesscases.csv': 'GV_TYP:A30 GV_NAME:A40 AGENTUR_ID:N UST_SCHLUESSEL:N Z_UMS_BRUTTO:N5 Z_UMS_NETTO:N5 Z_UST:N5',
+  'payment.csv': 'ZAHLART_TYP:A25 ZAHLART_NAME:A60 Z_ZAHLART_BETRAG:N2',
+  'cash_per_currency.csv': 'ZAHLART_WAEH:A3 ZAHLART_BETRAG_WAEH:N2',
+  'transactions.csv':
+    'BON_ID:A40 BON_NR:N BON_TYP:A30 BON_NAME:A60 TERMINAL_ID:A50 BON_STORNO:A1 BON_START:A30 BON_ENDE:A30 BEDIENER_ID:A50 BEDIENER_NAME:A50 UMS_BRUTTO:N2 KUNDE_NAME:A50 KUNDE_ID:A50 KUNDE_TYP:A50 KUNDE_STRASSE:A60 KUNDE_PLZ:A10 KUNDE_ORT:A62 KUNDE_LAND:A3 KUNDE_USTID:A15 BON_NOTIZ:A255',
+  'transactions_vat.csv': 'BON_ID:A40 UST_SCHLUESSEL:N BON_BRUTTO:N5 BON_NETTO:N5 BON_UST:N5',
+  'datapayment.csv': 'BON_ID:A40 ZAHLART_TYP:A25 ZAHLART_NAME:A60 ZAHLWAEH_CODE:A3 ZAHLWAEH_BETRAG:N2 BASISWAEH_BETRAG:N2',
+  'lines.csv':
+    'BON_ID:A40 POS_ZEILE:A50 GUTSCHEIN_NR:A50 ARTIKELTEXT:A255 POS_TERMINAL_ID:A50 GV_TYP:A30 GV_NAME:A40 INHAUS:A1 P_STORNO:A1 AGENTUR_ID:N ART_NR:A50 GTIN:A50 WARENGR_ID:A40 WARENGR:A50 MENGE:N3 FAKTOR:N3 EINHEIT:A50 STK_BR:N5',
+  'lines_vat.csv': 'BON_ID:A40 POS_ZEILE:A50 UST_SCHLUESSEL:N POS_BRUTTO:N5 POS_NETTO:N5 POS_UST:N5',
+  'transactions_tse.csv':
+    'BON_ID:A40 TSE_ID:N TSE_TANR:N TSE_TA_START:A30 TSE_TA_ENDE:A30 TSE_TA_VORGANGSART:A30 TSE_TA_SIGZ:N TSE_TA_SIG:A512 TSE_TA_FEHLER:A200 TSE_VORGANGSDATEN:A1000',
+};
+
+const BusinessCaseTypes = new Set([
+  'Anfangsbestand', 'Umsatz', 'Pfand', 'PfandRueckzahlung', 'MehrzweckgutscheinKauf', 'MehrzweckgutscheinEinloesung', 'EinzweckgutscheinKauf',
+  'EinzweckgutscheinEinloesung', 'Forderungsentstehung', 'Forderungsaufloesung', 'Anzahlungseinstellung', 'Anzahlungsaufloesung', 'Preisnachlass',
+  'Rabatt', 'Aufschlag', 'ZuschussEcht', 'ZuschussUnecht', 'TrinkgeldAG', 'TrinkgeldAN', 'EinzahlungNeutral', 'AuszahlungNeutral', 'Geldtransit',
+  'Lohnzahlung', 'Privateinlage', 'Privatentnahme', 'Kassendifferenz', 'DifferenzSollIst', 'TrinkgeldAG', 'Wechselgeld',
+]);
+const PaymentTypes = new Set(['Bar', 'Unbar', 'Keine', 'ECKarte', 'Kreditkarte', 'ElZahlungsdienstleister', 'GuthabenKarte']);
+const ReceiptTypes = new Set(['Beleg', 'AVTransfer', 'AVBestellung', 'AVTraining', 'AVBelegstorno', 'AVBelegabbruch', 'AVSachbezug', 'AVSonstige', 'AVRechnung']);
+const IsoTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?(?:Z|[+-]\d{2}:\d{2})?$/;
+
+interface DeclaredColumn {
+  name: string;
+  numeric: boolean;
+  accuracy: number;
+  maxLength: number;
+}
+
+export type Row = Record<string, string>;
+
+export interface ClosingTotals {
+  sequenceNumber: number;
+  total: number;
+  taxShares: Array<{ rate: number; net: number; tax: number; total: number }>;
+  shareByPaymentMethod: Array<{ paymentMethod: string; amount: number }>;
+  orderCount: number;
+}
+
+export interface Validation {
+  problems: string[];
+  tables: Record<string, Row[]>;
+  files: string[];
+}
+
+/** A number column as an integer in 1/100000 (exact), or undefined for an empty value. */
+export function units(value: string | undefined): bigint {
+  if (!value) return 0n;
+  const [whole = '0', fraction = ''] = value.replace('-', '').split(',');
+  const scaled = BigInt(whole) * 100_000n + BigInt(fraction.padEnd(5, '0').slice(0, 5));
+  return value.startsWith('-') ? -scaled : scaled;
+}
+
+/** Cents (1/100) of a currency amount in 1/100000. */
+export const cents = (value: bigint) => Number(value / 1000n);
+
+/** Records of a CSV with `;`, CRLF and `"` (doubled inside): each a list of raw fields (quotes removed). */
+export function parseCsv(text: string, problems: string[], file: string): string[][] {
+  const records: string[][] = [];
+  let fields: string[] = [];
+  let field = '';
+  let quoted = false;
+  let wasQuoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') {
+      if (field !== '' || wasQuoted) problems.push(`${file}: a quote inside an unquoted field`);
+      quoted = true;
+      wasQuoted = true;
+    } else if (c === ';') {
+      fields.push(field);
+      field = '';
+      wasQuoted = false;
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      fields.push(field);
+      records.push(fields);
+      fields = [];
+      field = '';
+      wasQuoted = false;
+      i++;
+    } else if (c === '\n' || c === '\r') {
+      problems.push(`${file}: a line break that is not CRLF at ${i}`);
+    } else field += c;
+  }
+  if (quoted) problems.push(`${file}: an open quote at the end`);
+  if (field !== '' || fields.length) problems.push(`${file}: the last record does not end with CRLF`);
+  return records;
+}
+
+function asArray<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+export function validateDsfinvk(zip: Uint8Array, closing: ClosingTotals): Validation {
+  const problems: string[] = [];
+  const files = unzipSync(zip);
+  const names = Object.keys(files);
+  const text = (name: string) => new TextDecoder('utf-8', { fatal: true }).decode(files[name]);
+
+  // index.xml and its DTD.
+  if (!files['index.xml']) return { problems: ['no index.xml'], tables: {}, files: names };
+  const xml = text('index.xml');
+  const valid = XMLValidator.validate(xml);
+  if (valid !== true) problems.push(`index.xml is not well-formed: ${JSON.stringify(valid)}`);
+  const dtd = /<!DOCTYPE DataSet SYSTEM "([^"]+)">/.exec(xml)?.[1];
+  if (dtd !== 'gdpdu-01-09-2004.dtd') problems.push(`index.xml names the DTD ${dtd}`);
+  if (!dtd || !files[dtd]) problems.push('the DTD index.xml names is not in the zip');
+  else if (!text(dtd).includes('<!ELEMENT DataSet')) problems.push('the DTD declares no DataSet');
+  const parsed = new XMLParser({ ignoreAttributes: false, parseTagValue: false, trimValues: false, htmlEntities: true, isArray: (name) => ['Table', 'VariableColumn'].includes(name) }).parse(xml);
+  const dataSet = parsed.DataSet;
+  if (dataSet?.Version !== '1.0') problems.push('DataSet Version is not 1.0');
+  if (!dataSet?.DataSupplier) problems.push('no DataSupplier');
+  const tables = asArray(dataSet?.Media?.Table) as any[];
+  const declared = new Map<string, { name: string; columns: DeclaredColumn[] }>();
+  for (const table of tables) {
+    const url = String(table.URL);
+    const v = table.VariableLength ?? {};
+    if (!('UTF8' in table)) problems.push(`${url}: not declared UTF8`);
+    if (table.DecimalSymbol !== ',') problems.push(`${url}: DecimalSymbol ${table.DecimalSymbol}`);
+    if (!('DigitGroupingSymbol' in table)) problems.push(`${url}: no DigitGroupingSymbol`);
+    if (String(table.Range?.From) !== '2') problems.push(`${url}: data does not start at record 2`);
+    if (v.ColumnDelimiter !== ';') problems.push(`${url}: ColumnDelimiter ${v.ColumnDelimiter}`);
+    if (v.RecordDelimiter !== '\r\n') problems.push(`${url}: RecordDelimiter ${JSON.stringify(v.RecordDelimiter)}`);
+    if (v.TextEncapsulator !== '"') problems.push(`${url}: TextEncapsulator ${v.TextEncapsulator}`);
+    if (!table.Description) problems.push(`${url}: no Description`);
+    const columns: DeclaredColumn[] = asArray(v.VariableColumn).map((c: any) => {
+      const numeric = 'Numeric' in c;
+      if (!numeric && !('AlphaNumeric' in c)) problems.push(`${url}.${c.Name}: neither Numeric nor AlphaNumeric`);
+      if (!numeric && !c.MaxLength) problems.push(`${url}.${c.Name}: text without MaxLength`);
+      return { name: String(c.Name), numeric, accuracy: Number(c.Numeric?.Accuracy ?? 0), maxLength: Number(c.MaxLength ?? 0) };
+    });
+    declared.set(url, { name: String(table.Name), columns });
+  }
+
+  // The declared files are the standard's 20, each with its table name and column count.
+  for (const [file, ref] of Object.entries(ReferenceFiles)) {
+    const d = declared.get(file);
+    if (!d) {
+      problems.push(`${file} is not declared in index.xml`);
+      continue;
+    }
+    if (d.name !== ref.table) problems.push(`${file}: declared as ${d.name}, not ${ref.table}`);
+    if (d.columns.length !== ref.columns) problems.push(`${file}: ${d.columns.length} columns declared, the standard has ${ref.columns}`);
+    const expected = ['Z_KASSE_ID:A50', 'Z_ERSTELLUNG:A30', 'Z_NR:N', ...(ReferenceColumns[file]?.split(' ') ?? [])];
+    if (ReferenceColumns[file]) {
+      const actual = d.columns.map((c) => `${c.name}:${c.numeric ? `N${c.accuracy || ''}` : `A${c.maxLength}`}`);
+      if (actual.join(' ') !== expected.join(' ')) problems.push(`${file}: columns ${actual.join(' ')} are not the standard's ${expected.join(' ')}`);
+    } else if (d.columns.slice(0, 3).map((c) => c.name).join() !== 'Z_KASSE_ID,Z_ERSTELLUNG,Z_NR') problems.push(`${file}: does not start with the closing's key`);
+  }
+  for (const url of declared.keys()) if (!ReferenceFiles[url]) problems.push(`${url} is declared but is no file of the standard`);
+  const totalColumns = [...declared.values()].reduce((n, d) => n + d.columns.length, 0);
+  if (totalColumns !== 219) problems.push(`${totalColumns} columns in all, not 219`);
+  for (const name of names) if (name !== 'index.xml' && name !== dtd && !declared.has(name)) problems.push(`${name} is in the zip but not declared`);
+
+  // Every declared file: present, its header, its records.
+  const rows: Record<string, Row[]> = {};
+  for (const [file, { columns }] of declared) {
+    if (!files[file]) {
+      problems.push(`${file} is declared but missing`);
+      continue;
+    }
+    let content: string;
+    try {
+      content = text(file);
+    } catch {
+      problems.push(`${file} is not UTF-8`);
+      continue;
+    }
+    const records = parseCsv(content, problems, file);
+    const header = content.slice(0, content.indexOf('\r\n'));
+    if (header !== columns.map((c) => c.name).join(';')) problems.push(`${file}: header ${header} is not the declared one`);
+    rows[file] = records.slice(1).map((fields, index) => {
+      const at = `${file} record ${index + 2}`;
+      if (fields.length !== columns.length) problems.push(`${at}: ${fields.length} fields, ${columns.length} declared`);
+      const row: Row = {};
+      columns.forEach((c, i) => {
+        const value = fields[i] ?? '';
+        row[c.name] = value;
+        if (c.numeric) {
+          const pattern = c.accuracy ? new RegExp(`^-?\\d+(?:,\\d{1,${c.accuracy}})?$`) : /^-?\d+$/;
+          if (value !== '' && !pattern.test(value)) problems.push(`${at}: ${c.name} ${value} is no number with at most ${c.accuracy} decimals`);
+        } else if ([...value].length > c.maxLength) problems.push(`${at}: ${c.name} is longer than ${c.maxLength}`);
+      });
+      return row;
+    });
+  }
+  const r = (file: string) => rows[file] ?? [];
+
+  // The closing's key, byte-identical everywhere.
+  const closingRow = r('cashpointclosing.csv')[0];
+  const key = closingRow ? [closingRow.Z_KASSE_ID, closingRow.Z_ERSTELLUNG, closingRow.Z_NR].join('|') : '';
+  for (const [file, list] of Object.entries(rows)) {
+    for (const row of list) if ([row.Z_KASSE_ID, row.Z_ERSTELLUNG, row.Z_NR].join('|') !== key) problems.push(`${file}: a record of another closing (${row.Z_KASSE_ID}, ${row.Z_ERSTELLUNG}, ${row.Z_NR})`);
+  }
+  for (const file of ['cashpointclosing.csv', 'location.csv', 'cashregister.csv']) if (r(file).length !== 1) problems.push(`${file}: ${r(file).length} records, one expected`);
+  if (!r('vat.csv').length) problems.push('vat.csv is empty');
+  if (closingRow) {
+    if (Number(closingRow.Z_NR) !== closing.sequenceNumber) problems.push(`Z_NR ${closingRow.Z_NR} is not the closing's number ${closing.sequenceNumber}`);
+    if (!IsoTime.test(closingRow.Z_ERSTELLUNG!)) problems.push(`Z_ERSTELLUNG ${closingRow.Z_ERSTELLUNG} is no ISO 8601 time`);
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(closingRow.Z_BUCHUNGSTAG!)) problems.push(`Z_BUCHUNGSTAG ${closingRow.Z_BUCHUNGSTAG} is no date`);
+    if (closingRow.TAXONOMIE_VERSION !== '2.3') problems.push(`TAXONOMIE_VERSION ${closingRow.TAXONOMIE_VERSION}`);
+  }
+
+  // Keys.
+  const receipts = r('transactions.csv');
+  const bonIds = new Set<string>();
+  for (const t of receipts) {
+    if (bonIds.has(t.BON_ID!)) problems.push(`BON_ID ${t.BON_ID} is not unique`);
+    bonIds.add(t.BON_ID!);
+    if (!ReceiptTypes.has(t.BON_TYP!)) problems.push(`BON_TYP ${t.BON_TYP}`);
+    if (!t.BEDIENER_ID) problems.push(`BON_ID ${t.BON_ID}: no BEDIENER_ID`);
+    if (!['0', '1'].includes(t.BON_STORNO!)) problems.push(`BON_STORNO ${t.BON_STORNO}`);
+    for (const c of ['BON_START', 'BON_ENDE'] as const) if (!IsoTime.test(t[c]!)) problems.push(`BON_ID ${t.BON_ID}: ${c} ${t[c]} is no ISO 8601 time`);
+  }
+  if (closingRow) {
+    if (closingRow.Z_START_ID !== (receipts[0]?.BON_ID ?? '')) problems.push(`Z_START_ID ${closingRow.Z_START_ID} is not the first BON_ID`);
+    if (closingRow.Z_ENDE_ID !== (receipts.at(-1)?.BON_ID ?? '')) problems.push(`Z_ENDE_ID ${closingRow.Z_ENDE_ID} is not the last BON_ID`);
+  }
+  for (const file of ['transactions_vat.csv', 'datapayment.csv', 'lines.csv', 'lines_vat.csv', 'transactions_tse.csv', 'allocation_groups.csv', 'references.csv', 'itemamounts.csv', 'subitems.csv']) {
+    for (const row of r(file)) if (!bonIds.has(row.BON_ID!)) problems.push(`${file}: BON_ID ${row.BON_ID} has no Bonkopf`);
+  }
+  const positions = new Map<string, Row>();
+  for (const line of r('lines.csv')) {
+    const k = `${line.BON_ID}|${line.POS_ZEILE}`;
+    if (positions.has(k)) problems.push(`POS_ZEILE ${line.POS_ZEILE} is not unique in Beleg ${line.BON_ID}`);
+    positions.set(k, line);
+    if (!BusinessCaseTypes.has(line.GV_TYP!)) problems.push(`GV_TYP ${line.GV_TYP}`);
+    for (const c of ['INHAUS', 'P_STORNO'] as const) if (!['0', '1'].includes(line[c]!)) problems.push(`${c} ${line[c]}`);
+  }
+  const vatKeys = new Map(r('vat.csv').map((v) => [v.UST_SCHLUESSEL!, units(v.UST_SATZ)]));
+  for (const file of ['transactions_vat.csv', 'lines_vat.csv', 'businesscases.csv']) {
+    for (const row of r(file)) if (!vatKeys.has(row.UST_SCHLUESSEL!)) problems.push(`${file}: UST_SCHLUESSEL ${row.UST_SCHLUESSEL} is not in vat.csv`);
+  }
+  for (const [file, prefix] of [['transactions_vat.csv', 'BON_'], ['lines_vat.csv', 'POS_'], ['businesscases.csv', 'Z_UMS_']] as const) {
+    for (const row of r(file)) {
+      const tax = file === 'businesscases.csv' ? row.Z_UST : row[`${prefix}UST`];
+      if (units(row[`${prefix}BRUTTO`]) !== units(row[`${prefix}NETTO`]) + units(tax)) problems.push(`${file}: BRUTTO ≠ NETTO + UST in ${JSON.stringify(row)}`);
+    }
+  }
+  for (const line of r('lines_vat.csv')) if (!positions.has(`${line.BON_ID}|${line.POS_ZEILE}`)) problems.push(`lines_vat.csv: position ${line.BON_ID}/${line.POS_ZEILE} is not in lines.csv`);
+  for (const p of r('datapayment.csv')) if (!PaymentTypes.has(p.ZAHLART_TYP!)) problems.push(`ZAHLART_TYP ${p.ZAHLART_TYP}`);
+
+  // Per Beleg: VAT rows = UMS_BRUTTO = payments; positions = VAT rows per key.
+  const sumBy = (list: Row[], keyOf: (row: Row) => string, value: (row: Row) => bigint) => {
+    const sums = new Map<string, bigint>();
+    for (const row of list) sums.set(keyOf(row), (sums.get(keyOf(row)) ?? 0n) + value(row));
+    return sums;
+  };
+  const vatPerBon = sumBy(r('transactions_vat.csv'), (v) => v.BON_ID!, (v) => units(v.BON_BRUTTO));
+  const paidPerBon = sumBy(r('datapayment.csv'), (v) => v.BON_ID!, (v) => units(v.BASISWAEH_BETRAG));
+  for (const t of receipts) {
+    const gross = units(t.UMS_BRUTTO);
+    if ((vatPerBon.get(t.BON_ID!) ?? 0n) !== gross) problems.push(`Beleg ${t.BON_ID}: Σ BON_BRUTTO ${vatPerBon.get(t.BON_ID!) ?? 0n} ≠ UMS_BRUTTO ${gross}`);
+    if ((paidPerBon.get(t.BON_ID!) ?? 0n) !== gross) problems.push(`Beleg ${t.BON_ID}: Σ BASISWAEH_BETRAG ≠ UMS_BRUTTO`);
+  }
+  for (const part of ['BRUTTO', 'NETTO', 'UST'] as const) {
+    const byPosition = sumBy(r('lines_vat.csv'), (v) => `${v.BON_ID}|${v.UST_SCHLUESSEL}`, (v) => units(v[`POS_${part}`]));
+    const byReceipt = sumBy(r('transactions_vat.csv'), (v) => `${v.BON_ID}|${v.UST_SCHLUESSEL}`, (v) => units(v[`BON_${part}`]));
+    for (const k of new Set([...byPosition.keys(), ...byReceipt.keys()])) {
+      if ((byPosition.get(k) ?? 0n) !== (byReceipt.get(k) ?? 0n)) problems.push(`Beleg/key ${k}: Σ POS_${part} ≠ BON_${part}`);
+    }
+  }
+
+  // Kassenabschluss = Σ Einzelaufzeichnung.
+  const payments = r('payment.csv');
+  const allPayments = payments.reduce((s, p) => s + units(p.Z_ZAHLART_BETRAG), 0n);
+  const cash = payments.filter((p) => p.ZAHLART_TYP === 'Bar').reduce((s, p) => s + units(p.Z_ZAHLART_BETRAG), 0n);
+  if (closingRow && units(closingRow.Z_SE_ZAHLUNGEN) !== allPayments) problems.push('Z_SE_ZAHLUNGEN ≠ Σ payment');
+  if (closingRow && units(closingRow.Z_SE_BARZAHLUNGEN) !== cash) problems.push('Z_SE_BARZAHLUNGEN ≠ Σ Bar');
+  const cashRow = r('cash_per_currency.csv');
+  if (cashRow.reduce((s, c) => s + units(c.ZAHLART_BETRAG_WAEH), 0n) !== cash) problems.push('cash_per_currency ≠ Σ Bar');
+  const fromDetails = sumBy(r('datapayment.csv'), (p) => `${p.ZAHLART_TYP}|${p.ZAHLART_NAME}`, (p) => units(p.BASISWAEH_BETRAG));
+  const fromClosing = sumBy(payments, (p) => `${p.ZAHLART_TYP}|${p.ZAHLART_NAME}`, (p) => units(p.Z_ZAHLART_BETRAG));
+  for (const k of new Set([...fromDetails.keys(), ...fromClosing.keys()])) {
+    if ((fromDetails.get(k) ?? 0n) !== (fromClosing.get(k) ?? 0n)) problems.push(`payment ${k}: ≠ Σ datapayment`);
+  }
+  const caseOf = (v: Row) => {
+    const line = positions.get(`${v.BON_ID}|${v.POS_ZEILE}`);
+    return `${line?.GV_TYP}|${line?.GV_NAME}|${line?.AGENTUR_ID}|${v.UST_SCHLUESSEL}`;
+  };
+  for (const [part, column] of [['BRUTTO', 'Z_UMS_BRUTTO'], ['NETTO', 'Z_UMS_NETTO'], ['UST', 'Z_UST']] as const) {
+    const details = sumBy(r('lines_vat.csv'), caseOf, (v) => units(v[`POS_${part}`]));
+    const cases = sumBy(r('businesscases.csv'), (c) => `${c.GV_TYP}|${c.GV_NAME}|${c.AGENTUR_ID}|${c.UST_SCHLUESSEL}`, (c) => units(c[column]));
+    for (const k of new Set([...details.keys(), ...cases.keys()])) {
+      if ((details.get(k) ?? 0n) !== (cases.get(k) ?? 0n)) problems.push(`businesscases ${k}: ${column} ≠ Σ lines_vat POS_${part}`);
+    }
+  }
+
+  // Against the closing's own totals.
+  if (closingRow && cents(units(closingRow.Z_SE_ZAHLUNGEN)) !== closing.total) problems.push(`Z_SE_ZAHLUNGEN ${closingRow.Z_SE_ZAHLUNGEN} ≠ the closing's total ${closing.total}`);
+  const byMethod = sumBy(payments, (p) => p.ZAHLART_NAME!, (p) => units(p.Z_ZAHLART_BETRAG));
+  const methods = closing.shareByPaymentMethod.filter((s) => s.amount !== 0);
+  if (methods.length !== [...byMethod.values()].filter((v) => v !== 0n).length) problems.push('payment.csv and shareByPaymentMethod name other methods');
+  for (const share of methods) if (cents(byMethod.get(share.paymentMethod) ?? 0n) !== share.amount) problems.push(`payment ${share.paymentMethod} ≠ shareByPaymentMethod`);
+  const byRate = new Map<string, { gross: bigint; net: bigint; tax: bigint }>();
+  for (const c of r('businesscases.csv')) {
+    const rate = String(Number(vatKeys.get(c.UST_SCHLUESSEL!) ?? 0n) / 100_000);
+    const sum = byRate.get(rate) ?? { gross: 0n, net: 0n, tax: 0n };
+    sum.gross += units(c.Z_UMS_BRUTTO);
+    sum.net += units(c.Z_UMS_NETTO);
+    sum.tax += units(c.Z_UST);
+    byRate.set(rate, sum);
+  }
+  for (const share of closing.taxShares) {
+    const sum = byRate.get(String(share.rate));
+    if (!sum || cents(sum.gross) !== share.total || cents(sum.net) !== share.net || cents(sum.tax) !== share.tax) {
+      problems.push(`rate ${share.rate}: businesscases ${JSON.stringify(sum && { gross: cents(sum.gross), net: cents(sum.net), tax: cents(sum.tax) })} ≠ taxShares ${JSON.stringify(share)}`);
+    }
+  }
+  if (receipts.length !== closing.orderCount) problems.push(`${receipts.length} Belege, the closing lists ${closing.orderCount} orders`);
+  return { problems, tables: rows, files: names };
+}
