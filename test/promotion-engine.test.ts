@@ -1,5 +1,5 @@
 import t from 'tap';
-import { applyPromotions, compileConfiguration, type CheckoutLine, type PromotionCart, type PromotionResult } from '../src/domain/promotions/index.js';
+import { applyPromotions, CompiledConfigurations, compileConfiguration, PromotionConfigurationError, type CheckoutLine, type PromotionCart, type PromotionResult } from '../src/domain/promotions/index.js';
 import type { Action, Condition, ConfigurationBody, Rounding } from '../subjects/promotions.js';
 import { cart, configuration, coupon, discounts, line, rule } from './support/promotions.js';
 
@@ -321,4 +321,21 @@ t.test('the engine changes nothing of its input and answers the same every time'
 
 t.test('a cart in another currency than the compiled configuration is a programming error', async (t) => {
   t.throws(() => applyPromotions(cart(lines, { currency: 'CHF' }), compileConfiguration(configuration([]), 'EUR')), /compiled for EUR/);
+});
+
+t.test('compiled configurations are kept per key and currency, and bounded', async (t) => {
+  const cache = new CompiledConfigurations(2);
+  let loads = 0;
+  const load = () => {
+    loads++;
+    return configuration([rule('r1', undefined, [tenCentsEach])]);
+  };
+  const first = cache.get('p/1/1', 'EUR', load);
+  t.equal(cache.get('p/1/1', 'EUR', load), first, 'the same key: compiled once');
+  t.not(cache.get('p/1/2', 'EUR', load), first, 'a new version compiles again');
+  t.equal(cache.get('p/1/1', 'CHF', load).currency, 'CHF', 'another currency is another entry');
+  t.equal(loads, 3);
+  cache.get('p/1/1', 'EUR', load);
+  t.equal(loads, 4, 'past the bound the oldest entry went');
+  t.throws(() => cache.get('p/2/1', 'EUR', () => configuration([rule('r1', undefined, [{ type: 'teleport' }])])), PromotionConfigurationError, 'a configuration that cannot be applied throws');
 });

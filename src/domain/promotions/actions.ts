@@ -141,7 +141,8 @@ function lineDiscount(d: LineDiscount): Effect {
     line.discounted = true;
     takeFromRate(s, line.source.taxRate, discount);
     run.granted += discount;
-    s.promotions.push({ target: line.index, line: promotionLine(run, line.source.id, line.source.taxRate, discount, units, d.name, d.value) });
+    // A trial only asks what a rule grants: what it would show is made when it applies for good.
+    if (!s.trial) s.promotions.push({ target: line.index, line: promotionLine(run, line.source.id, line.source.taxRate, discount, units, d.name, d.value) });
   };
 
   return (s, run) => {
@@ -211,7 +212,7 @@ function cartDiscount(name: string, value: Value, rounding: Rounding): Effect {
       const share = shares[i]!;
       if (share <= 0) return;
       takeFromRate(s, rate, share);
-      s.promotions.push({ target: -1, line: promotionLine(run, null, rate, share, 1, name, value) });
+      if (!s.trial) s.promotions.push({ target: -1, line: promotionLine(run, null, rate, share, 1, name, value) });
     });
     run.granted += discount;
   };
@@ -241,8 +242,10 @@ function modifyPrice(name: string, value: Value, multi: boolean, rounding: Round
       line.discounted = true;
       takeFromRate(s, line.source.taxRate, reduction);
       run.granted += reduction;
-      const modifier = { name, method: 'promotion' as const, action: 'modify' as const, price, ruleID: run.ruleID };
-      line.modifiers = [...(line.modifiers ?? []), typeof value === 'number' ? modifier : { ...modifier, percentage: percentNumber(value) }];
+      if (!s.trial) {
+        const modifier = { name, method: 'promotion' as const, action: 'modify' as const, price, ruleID: run.ruleID };
+        line.modifiers = [...(line.modifiers ?? []), typeof value === 'number' ? modifier : { ...modifier, percentage: percentNumber(value) }];
+      }
       if (!multi) return;
     }
   };

@@ -125,8 +125,8 @@ export function rollBack(s: EngineState): void {
     else s.granted.set(rule, value);
   }
   s.total = t.total;
-  s.promotions.length = t.promotions;
-  s.redeemed.length = t.redeemed;
+  if (s.promotions.length !== t.promotions) s.promotions.length = t.promotions;
+  if (s.redeemed.length !== t.redeemed) s.redeemed.length = t.redeemed;
   s.forceControl = t.forceControl;
   s.trial = null;
 }
