@@ -338,3 +338,10 @@ t.test('every change publishes its event: created, updated, activated', async (t
   ]);
   t.same(ofOne[0]!.payload.configuration, { id: 1, projectID: TestProject, active: false, ...coffeeWeek });
 });
+
+t.test('concurrent creations without an id get distinct next free ids', async (t) => {
+  const largest = Math.max(...(await stored()).map((c) => c.id));
+  const answers = await Promise.all(Array.from({ length: 10 }, () => svc.request('POST', base, { token: writer, body: { ranks: [], groups: [] } })));
+  t.same(answers.map((a) => a.status), answers.map(() => 201));
+  t.same(answers.map((a) => a.body.id as number).sort((a, b) => a - b), Array.from({ length: 10 }, (_, i) => largest + 1 + i));
+});
