@@ -2,6 +2,7 @@ import { cpus } from 'node:os';
 import { checkoutInfoScenario } from './scenarios/checkout-info.js';
 import { fullFlowScenario } from './scenarios/full-flow.js';
 import { importScenario } from './scenarios/import.js';
+import { receiptScenario } from './scenarios/receipt.js';
 import { shopGet } from './scenarios/shop-get.js';
 
 /**
@@ -13,6 +14,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
   import: importScenario,
   'checkout-info': checkoutInfoScenario,
   'full-flow': fullFlowScenario,
+  receipt: receiptScenario,
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

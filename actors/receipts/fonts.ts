@@ -6,8 +6,8 @@ import type { ReceiptFonts } from '../../src/domain/receipt/pdf.js';
 const require = createRequire(import.meta.url);
 
 /**
- * DejaVu Sans (regular and bold), from the dejavu-fonts-ttf package: it covers €, umlauts and ß
- * and most scripts a shop name may be written in. Read and parsed once per worker process.
+ * DejaVu Sans from the dejavu-fonts-ttf package: it covers €, umlauts and ß and most scripts a
+ * shop name may be written in. Read and parsed once per worker process.
  */
 export async function loadReceiptFonts(): Promise<ReceiptFonts> {
   const load = async (file: string) => {
@@ -15,6 +15,5 @@ export async function loadReceiptFonts(): Promise<ReceiptFonts> {
     if (!('glyphsForString' in font)) throw new Error(`${file} is a font collection, not a font`);
     return font;
   };
-  const [regular, bold] = await Promise.all([load('DejaVuSans.ttf'), load('DejaVuSans-Bold.ttf')]);
-  return { regular, bold };
+  return { regular: await load('DejaVuSans.ttf') };
 }

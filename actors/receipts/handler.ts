@@ -26,7 +26,10 @@ export interface ReceiptsDeps {
  * is asked for, and kept: a final order never changes, so later requests read the stored bytes.
  */
 export function createReceiptsActor(deps: ReceiptsDeps): Route[] {
-  const { sql, timeZone, partBytes } = deps;
+  const { sql, timeZone } = deps;
+  // Parts are whole base64 quanta (3 bytes, 4 characters), so each decodes on its own.
+  const partBytes = Math.max(3, deps.partBytes - (deps.partBytes % 3));
+  const partChars = (partBytes / 3) * 4;
   let fonts: Promise<ReceiptFonts> | undefined = deps.fonts && Promise.resolve(deps.fonts);
   const loadFonts = () => {
     fonts ??= loadReceiptFonts().catch((err: unknown) => {
@@ -40,13 +43,13 @@ export function createReceiptsActor(deps: ReceiptsDeps): Route[] {
     const order = readReceiptOrder(JSON.parse(doc));
     const [settings, loaded] = await Promise.all([readSettings(sql, project), loadFonts()]);
     const pdf = await renderReceiptPdf(receiptLayout(order, settings, { timeZone }), loaded);
-    return db.storeReceipt(sql, project, id, etagOf(pdf), pdf, partBytes);
+    return db.storeReceipt(sql, project, id, { etag: etagOf(pdf), size: pdf.length, base64: pdf.toString('base64') }, partChars);
   };
 
   return [
     route(receipts.get, async ({ project, id, appUserID, ifNoneMatch }) => {
       const known = etagsIn(ifNoneMatch);
-      const row = await db.findReceipt(sql, project, id, partBytes, known);
+      const row = await db.findReceipt(sql, project, id, partChars, known);
       // A requester restricted to an app user hears the same for an order of someone else as for
       // one that does not exist: nothing tells them which ids are taken.
       if (appUserID !== undefined && row?.app_user_id !== appUserID) throw notYours();
@@ -54,16 +57,17 @@ export function createReceiptsActor(deps: ReceiptsDeps): Route[] {
       if (row.state !== 'final') throw AppError.notFound(`order ${id} is ${row.state}: only final orders have a receipt`);
       if (row.etag !== null && row.size !== null) {
         if (!row.part || known.includes('*')) return notModified(row.etag, row.size);
-        return part(row.etag, row.size, 0, row.part);
+        return part(row.etag, row.size, 0, row.part, partBytes);
       }
       const stored = await make(project, id, row.doc!);
-      return known.includes(stored.etag) || known.includes('*') ? notModified(stored.etag, stored.size) : part(stored.etag, stored.size, 0, stored.part);
+      return known.includes(stored.etag) || known.includes('*') ? notModified(stored.etag, stored.size) : part(stored.etag, stored.size, 0, stored.part, partBytes);
     }),
 
     route(receipts.part, async ({ project, id, etag, offset, appUserID }) => {
-      const row = await db.readReceiptPart(sql, { project, id, etag, appUserID }, offset, partBytes);
-      if (!row || offset > row.size) throw AppError.notFound(`no receipt part of order ${id} at ${offset} (ask for the receipt again)`);
-      return part(etag, row.size, offset, row.part);
+      if (offset % 3 !== 0) throw AppError.badRequest('a part starts at a multiple of 3 bytes');
+      const row = await db.readReceiptPart(sql, { project, id, etag, appUserID }, (offset / 3) * 4, partChars);
+      if (!row || offset >= row.size) throw AppError.notFound(`no receipt part of order ${id} at ${offset} (ask for the receipt again)`);
+      return part(etag, row.size, offset, row.part, partBytes);
     }),
 
     route(receipts.history, async ({ project, appUserID, offset, limit }) => {
@@ -77,9 +81,10 @@ function notYours(): AppError {
   return AppError.forbidden("the token may read the receipts of its own app user's orders only");
 }
 
-function part(etag: string, size: number, offset: number, bytes: Buffer): ReceiptPart {
-  const end = offset + bytes.length;
-  return { etag, size, notModified: false, data: bytes.toString('base64'), next: end < size ? end : null };
+/** A part as stored: base64 of the bytes from `offset`, at most `partBytes` of them. */
+function part(etag: string, size: number, offset: number, base64: string, partBytes: number): ReceiptPart {
+  const end = offset + partBytes;
+  return { etag, size, notModified: false, data: base64, next: end < size ? end : null };
 }
 
 function notModified(etag: string, size: number): ReceiptPart {

@@ -1,13 +1,17 @@
 import type { Sql } from '../../src/infra/postgres.js';
 
+/**
+ * Receipts are stored as base64 (the form they travel in) with their size in bytes. A part is a
+ * range of whole base64 quanta: `chars` characters from `from` (0-based), both multiples of 4.
+ */
 export interface ReceiptRow {
   state: string;
   app_user_id: string | null;
   /** Null until the receipt was made. */
   etag: string | null;
   size: number | null;
-  /** The first bytes of the stored receipt; null when there is none or the requester has it (ETag). */
-  part: Buffer | null;
+  /** The receipt's first characters (base64); null when there is none or the requester has it (ETag). */
+  part: string | null;
   /** The order document, only while there is no receipt yet: what the receipt is made from. */
   doc: string | null;
 }
@@ -16,10 +20,10 @@ export interface ReceiptRow {
  * An order and its stored receipt in one statement: on the common path (the receipt exists) that
  * is the whole work of a request.
  */
-export async function findReceipt(sql: Sql, project: string, id: string, partBytes: number, knownEtags: readonly string[]): Promise<ReceiptRow | undefined> {
+export async function findReceipt(sql: Sql, project: string, id: string, chars: number, knownEtags: readonly string[]): Promise<ReceiptRow | undefined> {
   const [row] = await sql<ReceiptRow[]>`
-    select o.state, o.doc->>'appUserID' as app_user_id, r.etag, length(r.pdf) as size,
-           case when r.etag is null or r.etag = any(${knownEtags}::text[]) then null else substring(r.pdf from 1 for ${partBytes}) end as part,
+    select o.state, o.doc->>'appUserID' as app_user_id, r.etag, r.size,
+           case when r.etag is null or r.etag = any(${knownEtags}::text[]) then null else substring(r.pdf_base64 from 1 for ${chars}::int) end as part,
            case when r.etag is null then o.doc::text end as doc
     from orders o left join receipts r on r.project = o.project and r.order_id = o.id
     where o.project = ${project} and o.id = ${id}`;
@@ -29,37 +33,37 @@ export async function findReceipt(sql: Sql, project: string, id: string, partByt
 export interface StoredReceipt {
   etag: string;
   size: number;
-  part: Buffer;
+  part: string;
 }
 
 /**
  * Keeps a receipt just made. Two workers making the same receipt at once store it once: the
  * later one answers with what the first stored.
  */
-export async function storeReceipt(sql: Sql, project: string, id: string, etag: string, pdf: Buffer, partBytes: number): Promise<StoredReceipt> {
+export async function storeReceipt(sql: Sql, project: string, id: string, receipt: { etag: string; size: number; base64: string }, chars: number): Promise<StoredReceipt> {
   const [row] = await sql<StoredReceipt[]>`
     with inserted as (
-      insert into receipts (project, order_id, etag, pdf) values (${project}, ${id}, ${etag}, ${pdf})
+      insert into receipts (project, order_id, etag, size, pdf_base64) values (${project}, ${id}, ${receipt.etag}, ${receipt.size}, ${receipt.base64})
       on conflict (project, order_id) do nothing
-      returning etag, length(pdf) as size, substring(pdf from 1 for ${partBytes}) as part
+      returning etag, size, substring(pdf_base64 from 1 for ${chars}::int) as part
     )
     select etag, size, part from inserted
     union all
-    select etag, length(pdf), substring(pdf from 1 for ${partBytes}) from receipts
+    select etag, size, substring(pdf_base64 from 1 for ${chars}::int) from receipts
     where project = ${project} and order_id = ${id} and not exists (select from inserted)`;
   if (!row) throw new Error(`receipt of order ${id} neither stored nor found`);
   return row;
 }
 
-/** Bytes of a stored receipt from `offset` (0-based), if it is still the one with `etag` and the requester's. */
+/** Characters of a stored receipt from `from`, if it is still the one with `etag` and the requester's. */
 export async function readReceiptPart(
   sql: Sql,
   scope: { project: string; id: string; etag: string; appUserID: string | undefined },
-  offset: number,
-  partBytes: number,
-): Promise<{ size: number; part: Buffer } | undefined> {
-  const [row] = await sql<{ size: number; part: Buffer }[]>`
-    select length(r.pdf) as size, substring(r.pdf from ${offset + 1} for ${partBytes}) as part
+  from: number,
+  chars: number,
+): Promise<{ size: number; part: string } | undefined> {
+  const [row] = await sql<{ size: number; part: string }[]>`
+    select r.size, substring(r.pdf_base64 from ${from + 1}::int for ${chars}::int) as part
     from receipts r join orders o on o.project = r.project and o.id = r.order_id
     where r.project = ${scope.project} and r.order_id = ${scope.id} and r.etag = ${scope.etag}
       and (${scope.appUserID ?? null}::text is null or o.doc->>'appUserID' = ${scope.appUserID ?? null}::text)`;
