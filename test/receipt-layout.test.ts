@@ -85,3 +85,15 @@ t.test('the tax table adds up: net + tax = gross per rate, and the grosses to th
     }),
   );
 });
+
+t.test("prints a line that refers to another right under it, else in the order's order", async (t) => {
+  const layout = receiptLayout(order([
+    { id: 'a', name: 'Kaffee', amount: 1, price: 899, totalPrice: 899, taxRate: '7' },
+    { id: 'b', name: 'Wasser', amount: 1, price: 59, totalPrice: 59, taxRate: '19' },
+    { id: 'b-dep', type: 'deposit', refersTo: 'b', name: 'Pfand 0,25', amount: 1, price: 25, totalPrice: 25, taxRate: '19' },
+    { id: 'cart', type: 'promotion', name: 'Warenkorbrabatt', amount: 1, totalPrice: -50, taxRate: '19' },
+    { id: 'a-promo', type: 'promotion', refersTo: 'a', name: 'Kaffee -1 €', amount: 1, totalPrice: -100, taxRate: '7' },
+    { id: 'x', type: 'coupon', refersTo: 'missing', name: 'Gutschein', amount: 1, totalPrice: 0 },
+  ]), settings, berlin);
+  t.same(layout.lines.map((l) => l.text), ['Kaffee', 'Kaffee -1 €', 'Wasser', 'Pfand 0,25', 'Warenkorbrabatt', 'Coupon: Gutschein']);
+});

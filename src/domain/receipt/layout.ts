@@ -78,7 +78,7 @@ export function receiptLayout(order: ReceiptOrder, settings: ReceiptSettings, op
     title: labels.title,
     header: companyBlock.length ? [...shopBlock, '', ...companyBlock] : shopBlock,
     sale,
-    lines: order.lineItems.map((item) => receiptLine(item, labels, format, marks.get(item.taxRate) ?? '')),
+    lines: inPrintOrder(order.lineItems).map((item) => receiptLine(item, labels, format, marks.get(item.taxRate) ?? '')),
     total: { label: `${labels.total} ${order.currency || settings.currency}`, amount: format.money(order.price.price) },
     payment: paymentRows(order, labels, format),
     taxTable: {
@@ -123,6 +123,29 @@ function receiptLine(item: ReceiptLineItem, labels: ReceiptLabels, format: Recei
     details.push([m.name || labels.discount, value].filter(Boolean).join(' '));
   }
   return { kind, text, amount, taxMark, details };
+}
+
+/**
+ * Line items in the order's order, except that a line referring to another (a deposit, an item's
+ * discount or coupon) is printed right under it, as a till prints it.
+ */
+function inPrintOrder(items: readonly ReceiptLineItem[]): ReceiptLineItem[] {
+  const ids = new Set(items.map((i) => i.id).filter(Boolean));
+  const under = new Map<string, ReceiptLineItem[]>();
+  for (const item of items) {
+    if (item.refersTo && item.refersTo !== item.id && ids.has(item.refersTo)) under.set(item.refersTo, [...(under.get(item.refersTo) ?? []), item]);
+  }
+  const out: ReceiptLineItem[] = [];
+  const placed = new Set<ReceiptLineItem>();
+  const place = (item: ReceiptLineItem) => {
+    if (placed.has(item)) return;
+    placed.add(item);
+    out.push(item);
+    for (const child of under.get(item.id) ?? []) place(child);
+  };
+  for (const item of items) if (!(item.refersTo && item.refersTo !== item.id && ids.has(item.refersTo))) place(item);
+  for (const item of items) place(item); // lines in a cycle of references, as they come
+  return out;
 }
 
 function lineKind(type: string): LineKind {
