@@ -37,8 +37,8 @@ export interface WorkerDeps {
   checkoutCacheMaxEntries: number;
   orders: { maxListRecords: number };
   events: { maxAgeMs: number };
-  /** Receipts: the time zone they print times in, bytes per message. */
-  receipts: { timeZone: string; partBytes: number };
+  /** Receipts: the time zone they print times in, bytes per message, threads that make them. */
+  receipts: { timeZone: string; partBytes: number; renderThreads: number };
   /** Closings: whether this process ticks the closing schedules; the software version DSFinV-K exports name. */
   closings: { schedulerEnabled: boolean; softwareVersion: string };
 }

@@ -45,6 +45,7 @@ const Environment = z
     PUBLIC_BASE_URL: variable(z.url({ protocol: /^https?$/ }).optional()),
     RECEIPT_TIME_ZONE: variable(z.string().default('Europe/Berlin').refine(isTimeZone, 'an IANA time zone such as Europe/Berlin')),
     RECEIPT_PART_BYTES: variable(z.coerce.number().int().min(1024).max(600_000).default(512 * 1024)),
+    RECEIPT_RENDER_THREADS: variable(z.coerce.number().int().min(0).max(16).default(1)),
     CLOSING_SCHEDULER_ENABLED: variable(z.stringbool().default(true)),
   })
   .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
@@ -76,7 +77,7 @@ const Configuration = Environment.transform((env) => ({
   events: { maxAgeMs: env.EVENTS_MAX_AGE_HOURS * 3_600_000 },
   /** Where clients reach the edge (scheme, host, path prefix), for absolute urls such as coupon images; unset: the request's own. */
   publicBaseUrl: env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
-  receipts: { timeZone: env.RECEIPT_TIME_ZONE, partBytes: env.RECEIPT_PART_BYTES },
+  receipts: { timeZone: env.RECEIPT_TIME_ZONE, partBytes: env.RECEIPT_PART_BYTES, renderThreads: env.RECEIPT_RENDER_THREADS },
   /** Whether this process's node-cron ticks claim due closing schedules (every worker process may; each fire time is claimed once). */
   closings: { schedulerEnabled: env.CLOSING_SCHEDULER_ENABLED },
 }));

@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
-import { receiptLayout } from '../../src/domain/receipt/layout.js';
-import { renderReceiptPdf, type ReceiptFonts } from '../../src/domain/receipt/pdf.js';
+import type { ReceiptFonts } from '../../src/domain/receipt/pdf.js';
 import { readReceiptOrder } from '../../src/domain/receipt/source.js';
 import { AppError } from '../../src/errors.js';
 import type { Sql } from '../../src/infra/postgres.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { receiptPath, receipts, type PurchaseHistoryOrder, type ReceiptPart } from '../../subjects/receipts.js';
 import { readSettings } from '../settings/sql.js';
-import { loadReceiptFonts } from './fonts.js';
+import { createReceiptRenderer } from './render-pool.js';
 import * as db from './sql.js';
 
 export interface ReceiptsDeps {
@@ -16,7 +15,9 @@ export interface ReceiptsDeps {
   timeZone: string;
   /** Bytes of a receipt per message (RECEIPT_PART_BYTES); base64 makes a third more of them. */
   partBytes: number;
-  /** The fonts; read from the dejavu-fonts-ttf package on first use when not given. */
+  /** Threads that make the PDFs (RECEIPT_RENDER_THREADS); 0: on the event loop. */
+  renderThreads: number;
+  /** For 0 render threads: the fonts; read from the dejavu-fonts-ttf package on first use when not given. */
   fonts?: ReceiptFonts;
 }
 
@@ -30,29 +31,21 @@ export function createReceiptsActor(deps: ReceiptsDeps): Route[] {
   // Parts are whole base64 quanta (3 bytes, 4 characters), so each decodes on its own.
   const partBytes = Math.max(3, deps.partBytes - (deps.partBytes % 3));
   const partChars = (partBytes / 3) * 4;
-  let fonts: Promise<ReceiptFonts> | undefined = deps.fonts && Promise.resolve(deps.fonts);
-  const loadFonts = () => {
-    fonts ??= loadReceiptFonts().catch((err: unknown) => {
-      fonts = undefined;
-      throw err;
-    });
-    return fonts;
-  };
+  const renderer = createReceiptRenderer({ threads: deps.renderThreads, fonts: deps.fonts });
 
   const make = async (project: string, id: string, doc: string): Promise<db.StoredReceipt> => {
     const order = readReceiptOrder(JSON.parse(doc));
-    const [settings, loaded] = await Promise.all([readSettings(sql, project), loadFonts()]);
-    const pdf = await renderReceiptPdf(receiptLayout(order, settings, { timeZone }), loaded);
+    const pdf = await renderer.render({ order, settings: await readSettings(sql, project), timeZone });
     return db.storeReceipt(sql, project, id, { etag: etagOf(pdf), size: pdf.length, base64: pdf.toString('base64') }, partChars);
   };
 
   return [
     route(receipts.get, async ({ project, id, appUserID, ifNoneMatch }) => {
       const known = etagsIn(ifNoneMatch);
-      const row = await db.findReceipt(sql, project, id, partChars, known);
+      const row = await db.findReceipt(sql, { project, id, appUserID }, partChars, known);
       // A requester restricted to an app user hears the same for an order of someone else as for
       // one that does not exist: nothing tells them which ids are taken.
-      if (appUserID !== undefined && row?.app_user_id !== appUserID) throw notYours();
+      if (appUserID !== undefined && !row?.allowed) throw notYours();
       if (!row) throw AppError.notFound(`no order with id ${id}`);
       if (row.state !== 'final') throw AppError.notFound(`order ${id} is ${row.state}: only final orders have a receipt`);
       if (row.etag !== null && row.size !== null) {

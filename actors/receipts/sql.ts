@@ -6,7 +6,8 @@ import type { Sql } from '../../src/infra/postgres.js';
  */
 export interface ReceiptRow {
   state: string;
-  app_user_id: string | null;
+  /** Whether the requester may see the order: always for ordersRead, else when it is their app user's. */
+  allowed: boolean;
   /** Null until the receipt was made. */
   etag: string | null;
   size: number | null;
@@ -18,15 +19,24 @@ export interface ReceiptRow {
 
 /**
  * An order and its stored receipt in one statement: on the common path (the receipt exists) that
- * is the whole work of a request.
+ * is the whole work of a request. The order document is read (parsed) only for a requester
+ * restricted to an app user, and sent only while there is no receipt.
  */
-export async function findReceipt(sql: Sql, project: string, id: string, chars: number, knownEtags: readonly string[]): Promise<ReceiptRow | undefined> {
+export async function findReceipt(
+  sql: Sql,
+  scope: { project: string; id: string; appUserID: string | undefined },
+  chars: number,
+  knownEtags: readonly string[],
+): Promise<ReceiptRow | undefined> {
+  const appUserID = scope.appUserID ?? null;
   const [row] = await sql<ReceiptRow[]>`
-    select o.state, o.doc->>'appUserID' as app_user_id, r.etag, r.size,
+    select o.state,
+           case when ${appUserID}::text is null then true else coalesce(o.doc->>'appUserID' = ${appUserID}::text, false) end as allowed,
+           r.etag, r.size,
            case when r.etag is null or r.etag = any(${knownEtags}::text[]) then null else substring(r.pdf_base64 from 1 for ${chars}::int) end as part,
            case when r.etag is null then o.doc::text end as doc
     from orders o left join receipts r on r.project = o.project and r.order_id = o.id
-    where o.project = ${project} and o.id = ${id}`;
+    where o.project = ${scope.project} and o.id = ${scope.id}`;
   return row;
 }
 
@@ -38,21 +48,18 @@ export interface StoredReceipt {
 
 /**
  * Keeps a receipt just made. Two workers making the same receipt at once store it once: the
- * later one answers with what the first stored.
+ * later one answers with what the first stored (the start of it).
  */
 export async function storeReceipt(sql: Sql, project: string, id: string, receipt: { etag: string; size: number; base64: string }, chars: number): Promise<StoredReceipt> {
-  const [row] = await sql<StoredReceipt[]>`
-    with inserted as (
-      insert into receipts (project, order_id, etag, size, pdf_base64) values (${project}, ${id}, ${receipt.etag}, ${receipt.size}, ${receipt.base64})
-      on conflict (project, order_id) do nothing
-      returning etag, size, substring(pdf_base64 from 1 for ${chars}::int) as part
-    )
-    select etag, size, part from inserted
-    union all
-    select etag, size, substring(pdf_base64 from 1 for ${chars}::int) from receipts
-    where project = ${project} and order_id = ${id} and not exists (select from inserted)`;
-  if (!row) throw new Error(`receipt of order ${id} neither stored nor found`);
-  return row;
+  const [inserted] = await sql<{ etag: string }[]>`
+    insert into receipts (project, order_id, etag, size, pdf_base64) values (${project}, ${id}, ${receipt.etag}, ${receipt.size}, ${receipt.base64})
+    on conflict (project, order_id) do nothing
+    returning etag`;
+  if (inserted) return { etag: receipt.etag, size: receipt.size, part: receipt.base64.slice(0, chars) };
+  const [first] = await sql<StoredReceipt[]>`
+    select etag, size, substring(pdf_base64 from 1 for ${chars}::int) as part from receipts where project = ${project} and order_id = ${id}`;
+  if (!first) throw new Error(`receipt of order ${id} neither stored nor found`);
+  return first;
 }
 
 /** Characters of a stored receipt from `from`, if it is still the one with `etag` and the requester's. */

@@ -28,7 +28,8 @@ const cart = JSON.stringify({
 });
 
 export async function receiptScenario(): Promise<string[]> {
-  const bench = await startBench();
+  const threads = process.env.BENCH_RECEIPT_RENDER_THREADS;
+  const bench = await startBench(threads ? { env: { RECEIPT_RENDER_THREADS: threads } } : {});
   try {
     await seedCatalog(bench, Project, 1000);
     const token = await bench.token({ project: Project, permissions: ['productsRead', 'setPaymentState', 'ordersRead'] });
@@ -55,7 +56,7 @@ export async function receiptScenario(): Promise<string[]> {
     const met = (r: FlowResult) => (r.flowsPerSecond >= 200 && r.steps[0]!.p99 <= 100 && r.failures === 0 ? 'met' : 'NOT met');
     const exhausted = first.failures && made > ids.length ? `  (ran out of fresh orders after ${ids.length})` : '';
     return [
-      `receipts of 30-line orders (PDF, ${size} bytes each), ${Connections} connections, closed loop; ${ids.length} orders seeded through the API in ${seeding.toFixed(1)} s`,
+      `receipts of 30-line orders (PDF, ${size} bytes each), ${Connections} connections, closed loop, ${threads ?? 'default'} render threads; ${ids.length} orders seeded through the API in ${seeding.toFixed(1)} s`,
       describe('  first generation (made + stored)', first) + exhausted,
       describe('  stored receipt (the same again)', stored),
       describe('  beside: GET /orders/{id}', orders),
