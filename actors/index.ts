@@ -19,6 +19,7 @@ import { createImportsActor } from './imports/handler.js';
 import { createOrdersActor } from './orders/handler.js';
 import { createReceiptsActor } from './receipts/handler.js';
 import { startOutboxRelay } from './outbox/relay.js';
+import { createPosCredentialsActor } from './pos-credentials/handler.js';
 import { createPromotionsActor } from './promotions/handler.js';
 import { createSettingsActor } from './settings/handler.js';
 import { createShopsActor } from './shops/handler.js';
@@ -72,6 +73,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createCouponsActor({ sql, eventsWritten: () => relay.nudge() }),
     ...createReceiptsActor({ sql, ...deps.receipts }),
     ...createPromotionsActor({ sql, eventsWritten: () => relay.nudge() }),
+    ...createPosCredentialsActor({ sql }),
     ...createClosingSchedulesActor({ sql }),
     ...closingSequence.routes,
   ]);

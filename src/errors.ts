@@ -36,7 +36,9 @@ export class AppError extends Error {
 
   /** A zod failure on client input: every issue is listed in `details`. */
   static validation(error: z.ZodError, where?: string): AppError {
+    // `type` as well: the app SDKs decode every detail of an error by its type.
     const details = error.issues.map((issue) => ({
+      type: 'invalid_field',
       code: issue.code,
       path: issue.path.map(String).join('.'),
       message: issue.message,

@@ -37,3 +37,55 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   }
   return result;
 }
+
+/** How deep a JSON value may nest: deeper values are refused before Postgres meets them (its parser recurses). */
+export const MaxJsonDepth = 64;
+
+/** What makes a value unstorable, and where in it: `path` is the members and indexes down to it. */
+export interface UnstorableText {
+  path: string[];
+  reason: string;
+}
+
+// Postgres text and jsonb hold neither U+0000 nor unpaired UTF-16 surrogates (a lone surrogate
+// would reach a text column as U+FFFD, silently changed).
+const Suspicious = /[\u0000\uD800-\uDFFF]/;
+
+function storableText(text: string): string | undefined {
+  if (!Suspicious.test(text)) return undefined;
+  if (text.includes('\u0000')) return 'holds the character U+0000, which cannot be stored';
+  return text.isWellFormed() ? undefined : 'holds an unpaired UTF-16 surrogate, which cannot be stored';
+}
+
+/**
+ * The first string (value or member name) in a parsed JSON value that Postgres cannot store, or a
+ * nesting deeper than MaxJsonDepth; undefined when the whole value can be stored. Every message a
+ * worker takes is checked with it, so such input is a 400 naming the field, never a 500.
+ */
+export function findUnstorableText(value: unknown, path: string[] = [], depth = 0): UnstorableText | undefined {
+  if (typeof value === 'string') {
+    const reason = storableText(value);
+    return reason ? { path, reason } : undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (depth >= MaxJsonDepth) return { path, reason: `nests deeper than ${MaxJsonDepth} levels` };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findUnstorableText(value[i], [...path, String(i)], depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const [key, member] of Object.entries(value)) {
+    const keyReason = storableText(key);
+    if (keyReason) return { path: [...path, key], reason: `is a member name that ${keyReason}` };
+    const found = findUnstorableText(member, [...path, key], depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** "shop.name holds the character U+0000, which cannot be stored". */
+export function describeUnstorable(found: UnstorableText): string {
+  return `${found.path.length ? found.path.join('.') : 'the value'} ${found.reason}`;
+}

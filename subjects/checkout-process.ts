@@ -26,16 +26,79 @@ export const ProcessId = z
 const JsonObject = z.record(z.string(), z.unknown());
 
 /**
- * Pricing as stored: the checkout info's own at first; after an update exactly as given, which the
- * spec allows to be incomplete (line items or their fields missing, netPrice and tax optional).
+ * Pricing as stored: the checkout info's own at first; after an update as given, which the spec
+ * allows to be incomplete (line items or their fields missing, netPrice and tax optional), with
+ * what can be derived filled in (see state.ts completePricing).
  */
+/** A line item of a pricing: any part of a checkout line item; types and price origins are open (a PoS's `discount`). */
+export const PricingLine = LineItem.partial().extend({
+  type: z.string().min(1).max(64).optional(),
+  priceOrigin: z.string().min(1).max(64).optional(),
+});
+export type PricingLine = z.infer<typeof PricingLine>;
+
 export const Pricing = z
   .object({
-    lineItems: z.array(LineItem.partial()).max(1000),
+    lineItems: z.array(PricingLine).max(1000),
     price: Price.partial().extend({ price: z.int().min(0).max(Number.MAX_SAFE_INTEGER) }),
   })
   .meta({ id: 'CheckoutPricing' });
 export type Pricing = z.infer<typeof Pricing>;
+
+/** A tax rate as decimal text; the docs' samples also write it as a number (19), taken as "19". */
+const TaxRateInput = z.preprocess((v) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : v), z.string().max(16));
+
+/** A pricing update as clients send it: line item types and price origins are open, taxRate may be a number. */
+export const PricingInput = Pricing.extend({
+  lineItems: z.array(PricingLine.extend({ taxRate: TaxRateInput.optional() })).max(1000),
+}).meta({ id: 'PricingUpdate' });
+
+/**
+ * What must be checked before the payment may succeed: the age for age-restricted items
+ * (`min_age`), a supervisor's look for controlled ones (`supervisor_approval`). A supervisor's
+ * approval, or a PoS taking the process over, performs them.
+ */
+export const CheckTypes = ['min_age', 'supervisor_approval'] as const;
+export const CheckStates = ['pending', 'successful', 'failed'] as const;
+export const Check = z
+  .object({
+    id: z.string(),
+    type: z.enum(CheckTypes),
+    requiredAge: z.int().optional().describe('min_age: the age the customer must have'),
+    state: z.enum(CheckStates),
+    performedBy: z.literal('supervisor').optional().describe('Who performed it, once it is done'),
+  })
+  .meta({ id: 'Check' });
+export type Check = z.infer<typeof Check>;
+
+/** Where the customer is sent: nowhere, or to a supervisor while a check waits for one. */
+export const RoutingTargets = ['none', 'supervisor'] as const;
+
+export const FulfillmentStates = ['open', 'allocating', 'allocated', 'processing', 'processed', 'aborted', 'allocationFailed', 'allocationTimedOut', 'failed'] as const;
+export type FulfillmentState = (typeof FulfillmentStates)[number];
+
+export const FulfillmentError = z
+  .object({
+    type: z.string().describe('outOfStock, ... (the fulfillment service\'s types)'),
+    refersTo: z.string().optional().describe('The line item it is about'),
+    itemsAvailable: z.number().optional(),
+    message: z.string(),
+  })
+  .meta({ id: 'FulfillmentError' });
+export type FulfillmentError = z.infer<typeof FulfillmentError>;
+
+/** A fulfillment as the process shows it (the shape the app SDKs decode). */
+export const ProcessFulfillment = z
+  .object({
+    id: z.string(),
+    type: z.string().describe("The products' fulfillmentType"),
+    state: z.enum(FulfillmentStates),
+    refersTo: z.array(z.string()).describe('The line items it delivers'),
+    errors: z.array(FulfillmentError),
+    links: z.object({ self: Href }),
+  })
+  .meta({ id: 'ProcessFulfillment' });
+export type ProcessFulfillment = z.infer<typeof ProcessFulfillment>;
 
 export const CheckoutProcess = z
   .object({
@@ -47,7 +110,7 @@ export const CheckoutProcess = z
     pricing: Pricing,
     paymentMethod: z.string(),
     paymentState: PaymentState,
-    paymentInformation: JsonObject.nullable(),
+    paymentInformation: JsonObject.describe('What the app sent, with qrCodeContent: the PoS handover code `service:<id>`'),
     paymentResult: JsonObject.nullable(),
     modified: z.boolean().describe('Set when the pricing was updated'),
     createdAt: z.iso.datetime(),
@@ -55,10 +118,16 @@ export const CheckoutProcess = z
     processedOffline: z.boolean(),
     clientID: z.string(),
     appUserID: z.string(),
+    currency: z.string(),
+    routingTarget: z.enum(RoutingTargets).describe('supervisor while a check waits for one, else none'),
+    checks: z.array(Check).describe('What must be checked before the payment may succeed; supervisorApproval sums them up'),
+    fulfillments: z.array(ProcessFulfillment).describe('Deliveries by vending machines or lockers, one per fulfillmentType of its products'),
+    orderID: z.string().optional().describe('Once the process finished as an order: its id'),
     links: z.object({
       self: Href,
       approval: Href.describe('POST a supervisor approval here'),
       payment: Href.describe('The PoS handover of this process (QR code `service:<id>`); payment systems PATCH `self`'),
+      receipt: Href.optional().describe('Once the order is final: its receipt (PDF)'),
     }),
   })
   .meta({ id: 'CheckoutProcess' });
@@ -82,19 +151,24 @@ export const CreateCheckoutProcessRequest = z
   .meta({ id: 'CreateCheckoutProcessRequest' });
 export type CreateCheckoutProcessRequest = z.infer<typeof CreateCheckoutProcessRequest>;
 
-export const AbortRequest = z.strictObject({ aborted: z.literal(true) }).meta({ id: 'AbortRequest' });
-
-export const SetPaymentStateRequest = z
+/**
+ * A PATCH of a checkout process: an abort (`{aborted: true}`), a payment state (`{paymentState,
+ * paymentResult?}`), a pricing update (`{pricing}`), or a pricing update with a payment state (a PoS
+ * that reports its final figures and the payment at once). Each part needs its own permission.
+ */
+export const CheckoutProcessChange = z
   .strictObject({
-    paymentState: PaymentState.describe('pending, processing, successful or failed; `transferred` (this platform\'s use): handed to a payment system that reports no outcome'),
+    aborted: z.literal(true).optional().describe('Abort the process (alone)'),
+    paymentState: PaymentState.optional().describe("pending, processing, successful or failed; `transferred` (this platform's use): handed to a payment system that reports no outcome"),
     paymentResult: JsonObject.optional().describe('What the payment system reports, such as a transaction id (stored with the move)'),
+    pricing: PricingInput.optional().describe('New pricing; applied before a paymentState given with it'),
   })
-  .meta({ id: 'SetPaymentStateRequest' });
-
-export const UpdatePricingRequest = z.strictObject({ pricing: Pricing }).meta({ id: 'UpdatePricingRequest' });
-
-/** The three shapes of a PATCH on a checkout process; each needs its own permission. */
-export const CheckoutProcessChange = z.union([AbortRequest, SetPaymentStateRequest, UpdatePricingRequest]);
+  .superRefine((change, ctx) => {
+    if (change.aborted && Object.keys(change).length > 1) ctx.addIssue({ code: 'custom', path: ['aborted'], message: 'an abort comes alone' });
+    if (change.paymentResult && !change.paymentState) ctx.addIssue({ code: 'custom', path: ['paymentResult'], message: 'paymentResult comes with a paymentState' });
+    if (!change.aborted && !change.paymentState && !change.pricing) ctx.addIssue({ code: 'custom', path: [], message: 'a change names aborted, paymentState or pricing' });
+  })
+  .meta({ id: 'CheckoutProcessChange' });
 export type CheckoutProcessChange = z.infer<typeof CheckoutProcessChange>;
 
 export const CheckoutApproval = z.strictObject({ type: z.literal('supervisor') }).meta({ id: 'CheckoutApproval' });

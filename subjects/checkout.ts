@@ -6,24 +6,87 @@ import { Shop, ShopId } from './shops.js';
 
 const Amount = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
 
+/** The type of a deposit return voucher item (a Pfandbon the customer scanned). */
+export const DepositReturnVoucherType = 'depositReturnVoucher';
+
+/**
+ * A cart item as the public app SDKs send it, in one of three shapes (one object schema, so that a
+ * refusal names the field):
+ * - a product: `{id, sku?, scannedCode?, amount, price?, weight?, weightUnit?, units?}`; `price`,
+ *   `weight` and `units` are what the app decoded from the code (or a price it read elsewhere);
+ * - a coupon: `{id, couponID, refersTo?, scannedCode?, amount}`;
+ * - a deposit return voucher: `{id, type: "depositReturnVoucher", itemID, scannedCode, amount}` (the
+ *   SDKs spell the item id `itemID`, `ItemID` or `itemId`).
+ * The parsed item carries its `kind`.
+ */
 export const CartItem = z
   .object({
-    id: z.string().min(1).max(64).nullable().optional().describe('Id of the item; line items keep it (generated when absent)'),
+    id: z.string().min(1).max(200).nullable().optional().describe('Id of the item; line items keep it (generated when absent)'),
+    type: z.string().max(64).optional().describe('`depositReturnVoucher` for a voucher; absent for products and coupons'),
     sku: Sku.optional(),
-    amount: z.int().min(1).max(100_000).describe('Number of products or packages'),
-    weight: z.int().min(1).max(100_000_000).nullable().optional().describe('Weight of a weighable product, in weightUnit'),
-    weightUnit: Unit.nullable().optional().describe("Unit of the weight; the product's encodingUnit when absent"),
-    units: z.int().min(1).max(100_000).nullable().optional().describe('Units in a package (bundle or piece product)'),
-    price: Amount.nullable().optional().describe('A price the client read from the code or entered (products with priceEntryRequired)'),
-    scannedCode: z.string().min(1).max(64).optional(),
+    amount: z.int().min(1).max(100_000).default(1).describe('Number of products or packages'),
+    weight: z.int().min(0).max(100_000_000).nullable().optional().describe('Weight of a weighable product, in weightUnit'),
+    weightUnit: Unit.nullable().optional().describe("The unit the app decoded: a weight unit, `piece` (with units) or `price` (with price); the product's encodingUnit when absent"),
+    units: z.int().min(0).max(100_000).nullable().optional().describe('Units in a package (bundle or piece product)'),
+    price: Amount.nullable().optional().describe('A price the app read from the code (price-encoded products) or a label; the line gets priceOrigin client'),
+    scannedCode: z.string().min(1).max(500).optional(),
+    couponID: z.string().min(1).max(200).optional().describe('A coupon item: the coupon'),
+    refersTo: z.string().min(1).max(200).optional().describe('A coupon item: the item it applies to'),
+    itemID: z.string().min(1).max(200).optional().describe('A deposit return voucher: its id (also spelled ItemID, itemId)'),
+    ItemID: z.string().min(1).max(200).optional(),
+    itemId: z.string().min(1).max(200).optional(),
   })
-  .refine((item) => item.sku !== undefined || item.scannedCode !== undefined, 'an item names a sku or a scannedCode');
-export type CartItem = z.output<typeof CartItem>;
+  .superRefine((item, ctx) => {
+    if (item.type === DepositReturnVoucherType) {
+      if (item.scannedCode === undefined) ctx.addIssue({ code: 'custom', path: ['scannedCode'], message: 'a deposit return voucher carries its scannedCode' });
+    } else if (item.couponID === undefined && item.sku === undefined && item.scannedCode === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['sku'], message: 'an item names a sku, a scannedCode or a couponID' });
+    }
+  })
+  .transform((item) => {
+    if (item.type === DepositReturnVoucherType) {
+      return { kind: 'voucher' as const, id: item.id ?? undefined, itemID: item.itemID ?? item.ItemID ?? item.itemId ?? '', scannedCode: item.scannedCode ?? '', amount: item.amount };
+    }
+    if (item.couponID !== undefined) {
+      return { kind: 'coupon' as const, id: item.id ?? undefined, couponID: item.couponID, refersTo: item.refersTo, scannedCode: item.scannedCode, amount: item.amount };
+    }
+    const product: CartItem = {
+      id: item.id,
+      sku: item.sku,
+      amount: item.amount,
+      weight: item.weight,
+      weightUnit: item.weightUnit,
+      units: item.units,
+      price: item.price,
+      scannedCode: item.scannedCode,
+    };
+    return { kind: 'product' as const, ...product };
+  });
+export type CartEntry = z.output<typeof CartItem>;
+
+/** A product item of a cart, as pricing takes it. */
+export interface CartItem {
+  id?: string | null;
+  sku?: string;
+  amount: number;
+  weight?: number | null;
+  weightUnit?: string | null;
+  units?: number | null;
+  price?: number | null;
+  scannedCode?: string;
+}
+export type CouponCartItem = Extract<CartEntry, { kind: 'coupon' }>;
+export type VoucherCartItem = Extract<CartEntry, { kind: 'voucher' }>;
 
 export const Customer = z
-  .object({ loyaltyCard: z.string().min(1).max(100).optional() })
+  .object({ loyaltyCard: z.string().max(200).optional() })
   .catchall(z.unknown())
   .describe('Further customer information, such as a loyaltyCard number');
+
+/** Information a checkout needs from the customer (the SDKs send `{id: "taxation", value: "inHouse" | "takeaway"}`). */
+export const RequiredInformation = z
+  .object({ id: z.string().min(1).max(64), value: z.string().max(200).optional() })
+  .meta({ id: 'RequiredInformation' });
 
 export const Cart = z
   .object({
@@ -39,13 +102,14 @@ export const Cart = z
       .describe("This platform's addition: the kind of device the cart comes from (app, pos, sco-ng); products with allowedOnDeviceTypes are sold only on those"),
     items: z
       .array(CartItem)
-      .min(1)
       .max(500)
       .refine((items) => {
         const ids = items.flatMap((i) => (i.id ? [i.id] : []));
         return new Set(ids).size === ids.length;
       }, 'item ids must not repeat'),
     customer: Customer.optional(),
+    requiredInformation: z.array(RequiredInformation).max(20).default([]).describe('Answered back in the checkout info'),
+    eventType: z.string().max(64).optional().describe('Sent by the Android SDK ("cart"); not used'),
   })
   .meta({ id: 'Cart' });
 export type Cart = z.output<typeof Cart>;
@@ -58,8 +122,8 @@ export const LineItem = z
     sku: z.string(),
     amount: z.int(),
     weight: z.int(),
-    weightUnit: z.string(),
-    referenceUnit: z.string(),
+    weightUnit: z.string().optional().describe('Absent unless the item was weighed (the iOS SDK refuses an empty unit)'),
+    referenceUnit: z.string().optional().describe('Absent unless the product is priced per measure'),
     units: z.int(),
     price: z.int().describe('Price of one unit, piece or reference unit'),
     priceOrigin: z.enum(['master', 'client']),
@@ -88,6 +152,19 @@ export const Price = z
 export const ShopInformation = Shop.pick({ externalId: true, name: true, email: true, phone: true, street: true, zip: true, city: true, state: true, country: true });
 export type ShopInformation = z.infer<typeof ShopInformation>;
 
+/** A payment method as the SDKs decode it: its id, and the origins (stored payment data) it accepts. */
+export const PaymentMethodDescription = z
+  .object({ id: z.string(), acceptedOriginTypes: z.array(z.string()).optional() })
+  .meta({ id: 'PaymentMethodDescription' });
+export type PaymentMethodDescription = z.infer<typeof PaymentMethodDescription>;
+
+/** A problem with a coupon or voucher of the cart that does not block the purchase. */
+export const ViolationTypes = ['coupon_invalid', 'coupon_currently_not_valid', 'coupon_already_voided', 'deposit_return_voucher_duplicate', 'invalid_line_item'] as const;
+export const Violation = z
+  .object({ type: z.enum(ViolationTypes), message: z.string(), refersTo: z.string().optional().describe('The cart item it is about') })
+  .meta({ id: 'Violation' });
+export type Violation = z.infer<typeof Violation>;
+
 export const CheckoutInfo = z
   .object({
     session: z.string(),
@@ -99,9 +176,12 @@ export const CheckoutInfo = z
     customer: Customer,
     createdAt: z.iso.datetime(),
     availableMethods: z.array(z.string()),
+    paymentMethods: z.array(PaymentMethodDescription).describe('The availableMethods as the app SDKs decode them'),
     lineItems: z.array(LineItem),
     price: Price,
     currency: z.string(),
+    requiredInformation: z.array(RequiredInformation).describe("The cart's, as answered"),
+    violations: z.array(Violation).describe('Coupons and vouchers of the cart that could not be used; they do not block the purchase'),
   })
   .meta({ id: 'CheckoutInfo' });
 export type CheckoutInfo = z.infer<typeof CheckoutInfo>;

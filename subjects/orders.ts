@@ -76,7 +76,7 @@ export const Order = z
     lineItems: z.array(OrderLineItem),
     currency: z.string(),
     price: Pricing.shape.price,
-    links: z.object({ self: Href }),
+    links: z.object({ self: Href, receipt: Href.optional().describe('Final orders: the receipt (PDF)') }),
     payments: z.array(
       z.object({
         method: z.string(),
@@ -103,6 +103,11 @@ export const OrderList = z
 
 export function orderPath(project: string, id: string): string {
   return `/${project}/orders/${id}`;
+}
+
+/** The receipt of a final order (a PDF). */
+export function receiptPath(project: string, id: string): string {
+  return `${orderPath(project, id)}/receipt`;
 }
 
 export const OrderFilter = z.object({

@@ -11,6 +11,9 @@ import { TaxRate } from './settings.js';
  */
 
 const Money = z.int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+
+/** A tax rate as decimal text; PoS systems (and the docs' samples) also send it as a number: 19 is "19". */
+const PosTaxRate = z.preprocess((v) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : v), TaxRate);
 const Total = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 export const PosLineItem = z
@@ -22,14 +25,14 @@ export const PosLineItem = z
     units: z.int().min(0).max(100_000).default(0),
     price: Money.describe('Base price of one product or unit'),
     totalPrice: Money.describe('Negative for a discount line'),
-    taxRate: z.union([TaxRate, z.literal('')]).default(''),
+    taxRate: z.union([PosTaxRate, z.literal('')]).default(''),
   })
   .meta({ id: 'PoSLineItem' });
 export type PosLineItem = z.infer<typeof PosLineItem>;
 
 export const TaxShare = z
   .object({
-    rate: TaxRate,
+    rate: PosTaxRate,
     net: Money,
     share: Money.describe('The tax of the rate'),
     total: Money,

@@ -7,7 +7,8 @@ import { ShopId } from './shops.js';
 
 export const CategoryId = pathSafeId('a category id').describe('Pricing category id; `default` is the fallback of every shop');
 
-export const Currency = z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 currency code such as EUR');
+/** The currency of a price, as given (EUR, ...); a price applies only in the project's currency. */
+export const Currency = z.string().min(1).max(16);
 
 /** Timestamps of prices are kept in UTC so that they compare as text and as time alike. */
 const Moment = z.iso.datetime({ offset: true }).transform((value) => new Date(value).toISOString());
@@ -20,7 +21,7 @@ export const PriceV2 = z
     currency: Currency,
     tier: z.string().min(1).max(64).describe('list, discount, ... (only list and discount price a sale)'),
     basePrice: z.string().max(200).optional(),
-    quantity: z.int().min(1).default(1).describe('The price applies from this many counted units on'),
+    quantity: z.int().min(0).max(1_000_000_000).default(1).describe('The price applies from this many counted units on'),
     validFrom: Moment.optional(),
     validTo: Moment.optional(),
     productSetSKU: Sku.optional(),
@@ -49,7 +50,7 @@ export const SkuPricing = z
 export const PricingCategoryInput = z.object({
   id: CategoryId.optional(),
   name: z.string().max(200).nullable().default(null),
-  priority: z.int().default(0).describe('Categories are tried by descending priority'),
+  priority: z.int().min(-2_147_483_648).max(2_147_483_647).default(0).describe('Categories are tried by descending priority'),
   shops: z.array(z.object({ id: ShopId })).max(10_000).default([]),
 });
 export type PricingCategoryInput = z.output<typeof PricingCategoryInput>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Units, type Unit as UnitName } from '../src/domain/units.js';
+import { Units } from '../src/domain/units.js';
 import { Done, ProjectId } from './common.js';
 import { endpoint } from './contract.js';
 
@@ -10,19 +10,33 @@ export const Sku = z
   .max(200)
   .regex(/^[^\p{Cc}]*$/u, 'a SKU has no control characters');
 
-export const Plu = z.string().regex(/^\d{1,8}$/, 'a PLU is 1 to 8 digits');
+/** A PLU short code (digits in practice; GS1 in-store codes embed 5 of them). */
+export const Plu = z
+  .string()
+  .min(1)
+  .max(32)
+  .regex(/^[^\s\p{Cc}/]+$/u, 'a PLU has no spaces, slashes or control characters');
 
-export const Unit = z.enum(Units as [UnitName, ...UnitName[]]);
+/**
+ * A unit (referenceUnit, encodingUnit, weightUnit). The set is open: units this platform does not
+ * know are stored and returned as given. Pricing knows ${Units.join(', ')}; an encodingUnit of
+ * `price` marks a price-encoded product (its scanned code carries the price).
+ */
+export const Unit = z
+  .string()
+  .min(1)
+  .max(32)
+  .describe(`Open set; known: ${Units.join(', ')}, and \`price\` for price-encoded products`);
 
 const Text = (max: number) => z.string().max(max);
 
 export const ProductCode = z.object({
-  code: z.string().min(1).max(64),
+  code: z.string().min(1).max(500),
   template: Text(64).default('default'),
   isPrimary: z.boolean().default(false),
   transmissionCode: Text(64).default(''),
   encodingUnit: Unit.nullable().default(null),
-  specifiedQuantity: z.number().positive().nullable().default(null),
+  specifiedQuantity: z.number().min(0).nullable().default(null),
 });
 
 /**
@@ -53,7 +67,7 @@ export const Product = z
     deleted: z.boolean().default(false),
     taxCategory: Text(64).default('').describe('Key of the project settings\' taxRates'),
     codes: z.array(ProductCode).max(100).default([]),
-    controlIndication: z.number().min(0).default(0),
+    controlIndication: z.number().default(0),
     forceControl: z.boolean().default(false),
     pluSet: z.array(Plu).max(50).default([]).describe('PLUs of a weighable product; a PLU belongs to one product only'),
     scanMessage: Text(200).default(''),
@@ -61,7 +75,7 @@ export const Product = z
     isReturnable: z.boolean().default(false),
     priceEntryRequired: z.boolean().default(false),
     fulfillmentType: Text(64).default(''),
-    allowedOnDeviceTypes: z.array(z.enum(['pos', 'sco-ng'])).max(2).default([]).describe('Empty allows every device type'),
+    allowedOnDeviceTypes: z.array(Text(64).min(1)).max(20).default([]).describe('pos, sco-ng, ... (open set); empty allows every device type'),
     maxSaleQuantity: z.int().min(1).optional(),
     maxSaleText: Text(500).default(''),
     saleStop: z.boolean().default(false),

@@ -69,9 +69,10 @@ async function answered(cart: Cart) {
 }
 
 async function freshlyPriced(cart: Cart) {
-  const read = await loadCheckoutData(oracleSql, TestProject, cart.shopID, cartKeys(cart));
+  const items = cart.items.flatMap((item) => (item.kind === 'product' ? [item] : []));
+  const read = await loadCheckoutData(oracleSql, TestProject, cart.shopID, cartKeys(items));
   if (!read.shop) return { status: 404, type: 'shop_not_found', details: undefined };
-  const pricing = priceCart(cart.items, read.catalog, {
+  const pricing = priceCart(items, read.catalog, {
     categories: read.categories,
     taxRates: read.settings.taxRates,
     currency: read.settings.currency,

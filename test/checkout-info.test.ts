@@ -118,7 +118,7 @@ t.test('prices a cart by SKU, code, PLU and in-store codes, with deposits, quant
 
   const [milk, deposit, , , apple, cheese, ham, rolls] = checkoutInfo.lineItems;
   t.same(milk, {
-    id: 'a', type: 'default', refersTo: null, sku: 'MILK', amount: 2, weight: 0, weightUnit: '', referenceUnit: '', units: 0,
+    id: 'a', type: 'default', refersTo: null, sku: 'MILK', amount: 2, weight: 0, units: 0,
     price: 119, priceOrigin: 'master', totalPrice: 238, name: 'Milch 1 l', taxRate: '7', scannedCode: milkCode, saleRestriction: '',
   }, 'every field of the spec\'s LineItem');
   t.match(deposit, { type: 'deposit', refersTo: 'a', sku: 'DEP-015', name: 'Pfand 0,15' });
@@ -209,13 +209,18 @@ t.test('answers bad_shop_id, shop_not_found and bad_request for a bad cart', asy
 
   const unknown = await info({ shopID: 'nowhere', items: [{ sku: 'WATER', amount: 1 }] });
   t.equal(unknown.status, 404);
-  t.same(unknown.body, { type: 'shop_not_found', message: 'no shop with id nowhere' });
+  const notFound = { type: 'shop_not_found', message: 'no shop with id nowhere' };
+  t.same(unknown.body, { ...notFound, error: notFound }, 'the fields, and again under error where the app SDKs read them');
 
-  const bad = await info({ shopID: 's2', items: [{ sku: 'WATER', amount: 0 }, { amount: 1 }, { sku: 'X', amount: 1, weightUnit: 'stone' }] });
+  const bad = await info({ shopID: 's2', items: [{ sku: 'WATER', amount: 0 }, { amount: 1 }, { sku: 'WATER', amount: 1, weight: 'heavy' }] });
   t.equal(bad.status, 400);
   t.equal(bad.body.type, 'bad_request');
-  t.same(bad.body.details.map((d: { path: string }) => d.path).sort(), ['items.0.amount', 'items.1', 'items.2.weightUnit']);
-  t.equal((await info({ shopID: 's2', items: [] })).status, 400, 'an empty cart');
+  t.same(bad.body.details.map((d: { path: string }) => d.path).sort(), ['items.0.amount', 'items.1.sku', 'items.2.weight']);
+  t.ok(bad.body.details.every((d: { type: string }) => d.type === 'invalid_field'), 'every detail has a type');
+  t.same(bad.body.error.details, bad.body.details);
+  const empty = await info({ shopID: 's2', items: [] });
+  t.equal(empty.status, 200, 'an empty cart is priced');
+  t.equal(empty.body.checkoutInfo.price.price, 0);
   t.equal((await info({ shopID: 's2', items: [{ id: 'x', sku: 'WATER', amount: 1 }, { id: 'x', sku: 'WATER', amount: 1 }] })).status, 400, 'repeated item ids');
 });
 

@@ -12,7 +12,7 @@ const PaymentStates = ['pending', 'processing', 'transferred', 'successful', 'fa
 type PaymentState = (typeof PaymentStates)[number];
 /** The payment machine as the rules state it (issue5-rules.md), written here independently of the implementation. */
 const Allowed: Record<PaymentState, readonly PaymentState[]> = {
-  pending: ['processing', 'failed', 'transferred'],
+  pending: ['processing', 'successful', 'failed', 'transferred'],
   processing: ['successful', 'failed', 'transferred'],
   successful: [],
   failed: [],
@@ -24,6 +24,13 @@ const approve = (id: string, token = tokens.supervisor, body: object = { type: '
   svc.request('POST', `${p}/checkout/process/${id}/approval`, { token, body });
 const order = (id: string) => svc.request('GET', `${p}/orders/${id}`, { token: tokens.orders });
 const somePricing = { lineItems: [{ sku: 'WATER', amount: 1, price: 99, totalPrice: 99, taxRate: '19' }], price: { price: 99 } };
+
+/** What a process shows once it finished as `state`: its order, and the receipt of a paid one. */
+function finishedAs(before: any, state: PaymentState | 'aborted'): object {
+  if (state === 'pending' || state === 'processing' || state === 'transferred') return {};
+  const receipt = state === 'successful' ? { receipt: { href: `${p}/orders/${before.id}/receipt` } } : {};
+  return { orderID: before.id, links: { ...before.links, ...receipt } };
+}
 
 t.test('moves the payment state along every allowed move, storing the paymentResult with it', async (t) => {
   for (const from of ['pending', 'processing'] as const) {
@@ -42,6 +49,7 @@ t.test('moves the payment state along every allowed move, storing the paymentRes
           paymentResult,
           paymentApproval: { successful: true, failed: false }[to as string] ?? null,
           finalizedAt: to === 'successful' ? res.body.finalizedAt : null,
+          ...finishedAs(before, to),
         },
         `${move}: the state, the result and the approval, nothing else`,
       );
@@ -64,7 +72,7 @@ t.test('aborts a pending or processing process: aborted, failed, paymentApproval
     const before = await fx.processIn(from);
     const res = await fx.patchProcess(before.id, { aborted: true }, tokens.customer);
     t.equal(res.status, 200, from);
-    t.same(res.body, { ...before, aborted: true, paymentState: 'failed', paymentApproval: false }, `from ${from}`);
+    t.same(res.body, { ...before, aborted: true, paymentState: 'failed', paymentApproval: false, ...finishedAs(before, 'aborted') }, `from ${from}`);
     t.same((await fx.getProcess(before.id)).body, res.body);
   }
 });
@@ -94,7 +102,7 @@ t.test('keeps new payment details sent with the state an open process is in', as
 t.test('refuses every other move with 409 invalid_state_transition and leaves the process as it was', async (t) => {
   const everything = [...PaymentStates.map((s) => ({ paymentState: s, paymentResult: { transactionId: 'refused' } })), { aborted: true }, { pricing: somePricing }];
   const refusals: Record<ProcessStage, object[]> = {
-    pending: [{ paymentState: 'successful' }],
+    pending: [],
     processing: [{ paymentState: 'pending' }],
     successful: everything,
     failed: everything,
@@ -135,7 +143,12 @@ t.test('holds an age-restricted or controlled process until a supervisor approve
     const approved = await approve(before.id);
     t.equal(approved.status, 201, what);
     t.same(approved.body, { type: 'supervisor' });
-    t.same((await fx.getProcess(before.id)).body, { ...before, supervisorApproval: true }, `${what}: approved, nothing else changed`);
+    const check = before.checks[0];
+    t.same(
+      (await fx.getProcess(before.id)).body,
+      { ...before, supervisorApproval: true, routingTarget: 'none', checks: [{ ...check, state: 'successful', performedBy: 'supervisor' }] },
+      `${what}: approved (its check performed by the supervisor), nothing else changed`,
+    );
     t.equal((await approve(before.id)).status, 201, `${what}: a repeated approval`);
 
     const paid = await fx.patchProcess(before.id, { paymentState: 'successful' });
@@ -256,6 +269,13 @@ t.test('follows the payment machine for any sequence of requests (property)', as
       const got = { paymentState: now.paymentState, aborted: now.aborted, supervisorApproval: now.supervisorApproval, modified: now.modified, paymentApproval: now.paymentApproval };
       if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`after ${JSON.stringify(requests)}: ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
       if ((now.finalizedAt !== null) !== (model.state === 'successful')) throw new Error(`finalizedAt ${now.finalizedAt} in ${model.state}`);
+      const routing = restricted && model.approval === null && !terminal(model.state) ? 'supervisor' : 'none';
+      if (now.routingTarget !== routing) throw new Error(`routingTarget ${now.routingTarget} in ${JSON.stringify(model)}`);
+      const checks = restricted ? [model.approval ? 'successful' : 'pending'] : [];
+      if (JSON.stringify(now.checks.map((c: any) => c.state)) !== JSON.stringify(checks)) throw new Error(`checks ${JSON.stringify(now.checks)} in ${JSON.stringify(model)}`);
+      const hasOrder = model.state === 'successful' || model.state === 'failed';
+      if ((now.orderID === created.id) !== hasOrder) throw new Error(`orderID ${now.orderID} in ${model.state}`);
+      if (Boolean(now.links.receipt) !== (model.state === 'successful')) throw new Error(`links.receipt in ${model.state}`);
       cases++;
     }),
     { numRuns: 60 },

@@ -46,7 +46,7 @@ t.test('creates a checkout process from a signed checkout info: 201, Location an
     pricing: { lineItems: signed.checkoutInfo.lineItems, price: signed.checkoutInfo.price },
     paymentMethod: 'girocard',
     paymentState: 'pending',
-    paymentInformation: { qrCode: 'Q-1' },
+    paymentInformation: { qrCode: 'Q-1', qrCodeContent: `service:${id}` },
     paymentResult: null,
     modified: false,
     createdAt: res.body.createdAt,
@@ -54,6 +54,10 @@ t.test('creates a checkout process from a signed checkout info: 201, Location an
     processedOffline: true,
     clientID: 'phone',
     appUserID: 'user',
+    currency: 'EUR',
+    routingTarget: 'none',
+    checks: [],
+    fulfillments: [],
     links: { self: { href: self }, approval: { href: `${self}/approval` }, payment: { href: `${p}/pos/checkout/id/${id}` } },
   });
   const createdAt = Date.parse(res.body.createdAt);
@@ -70,7 +74,8 @@ t.test('gives each process its own id and defaults paymentInformation and proces
   t.equal(a.status, 201);
   t.match(b.body.id, uuidV4);
   t.not(a.body.id, b.body.id);
-  t.match(a.body, { paymentMethod: 'cash', paymentInformation: null, processedOffline: false });
+  t.same(a.body.paymentInformation, { qrCodeContent: `service:${a.body.id}` }, 'the PoS handover code the app shows');
+  t.match(a.body, { paymentMethod: 'cash', processedOffline: false });
 });
 
 t.test('refuses a checkout info that is not exactly as signed with invalid_signature, and stores nothing', async (t) => {
@@ -259,7 +264,11 @@ t.test('takes each PATCH shape with its own permission only, changing nothing ot
   const pricing = { lineItems: [{ sku: 'WATER', amount: 1, totalPrice: 99 }], price: { price: 99 } };
   const priced = await fx.patchProcess(id, { pricing }, tokens.pricing);
   t.equal(priced.status, 200);
-  t.same(priced.body.pricing, pricing, 'stored as given, partial line items and price too');
+  t.same(
+    priced.body.pricing,
+    { lineItems: [{ id: 'line-1', type: 'default', sku: 'WATER', amount: 1, totalPrice: 99 }], price: { price: 99 } },
+    'stored as given, partial line items and price too, with an id and type for each line',
+  );
   t.equal(priced.body.modified, true);
   t.same(priced.body.checkoutInfo, created.checkoutInfo, 'the checkout info stays as signed');
   t.same((await fx.getProcess(id)).body, priced.body);

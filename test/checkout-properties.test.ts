@@ -173,7 +173,8 @@ t.test('any change to a signed checkout info fails verification', async () => {
       const info: CheckoutInfo = {
         session: 's', clientID: 'c', appUserID: 'u', shopID: 'shop', project: 'p',
         shop: { externalId: '', name: 'Shop', email: '', phone: '', street: '', zip: '', city: '', state: '', country: '' },
-        customer: {}, createdAt: new Date().toISOString(), availableMethods: ['cash'], lineItems: result.lineItems, price: result.price, currency: 'EUR',
+        customer: {}, createdAt: new Date().toISOString(), availableMethods: ['cash'], paymentMethods: [{ id: 'cash' }], lineItems: result.lineItems, price: result.price, currency: 'EUR',
+        requiredInformation: [], violations: [],
       };
       const signature = signCheckoutInfo(info, key);
       verifyCheckoutInfo(structuredClone(info), signature, key, { ttlMs: 60_000 });
@@ -209,7 +210,10 @@ t.test('the canonical text of a checkout info is exactly what the canonicalize p
         session, clientID: name, appUserID: '', shopID: 'shop-1', project: 'p',
         shop: { externalId: name, name, email: '', phone: '+49', street: session, zip: '1', city: 'Köln', state: '', country: 'DE' },
         customer: { ...customer, loyaltyCard: name }, createdAt: new Date().toISOString(), availableMethods: ['cash', name],
+        paymentMethods: [{ id: 'cash' }, { id: name, acceptedOriginTypes: [session, 'iban'] }],
         lineItems: result.lineItems.map((l) => ({ ...l, name: `${l.name} ${name}`, refersTo: l.refersTo })), price: result.price, currency: 'EUR',
+        requiredInformation: [{ id: 'taxation', value: name }, { id: session }],
+        violations: [{ type: 'coupon_invalid', message: name, refersTo: session }, { type: 'invalid_line_item', message: session }],
       };
       return canonicalCheckoutInfo(info) === canonicalize(info);
     }),

@@ -132,7 +132,7 @@ t.test('answers an order with every field, taken from its checkout process', asy
     ],
     currency: 'EUR',
     price: { tax: { '19': 32 }, taxNet: { '19': 166 }, taxPre: { '19': 198 }, netPrice: 166, price: 198 }, // 198 × 19/119 = 31.61
-    links: { self: { href: `${p}/orders/${id}` } },
+    links: { self: { href: `${p}/orders/${id}` }, receipt: { href: `${p}/orders/${id}/receipt` } },
     payments: [{ method: 'girocard', state: 'successful', information: paymentInformation, result: paymentResult, currency: 'EUR', paidAmount: 198 }],
   });
 });

@@ -221,8 +221,7 @@ t.test('refuses a PATCH that is not a merge patch, and a PUT that is one, with 4
 t.test('refuses moves the state table does not allow with 409 invalid_state_transition and leaves the state as it was', async (t) => {
   const id = await newProcess();
   let before = await snapshot(id);
-  refused(t, await patch(id, { state: 'successful' }), 409, 'invalid_state_transition', 'pending → successful');
-  refused(t, await patch(id, finalFigures), 409, 'invalid_state_transition', 'pending → successful with final figures');
+  refused(t, await patch(id, { state: 'transferred' }), 400, 'bad_request', 'a PoS does not transfer');
   t.same(await snapshot(id), before, 'still pending');
   t.equal((await getOrder(id)).status, 404, 'no order');
 
@@ -356,21 +355,35 @@ t.test('shows the payment state as the PoS state: a payment system\'s processing
   t.same(await snapshot(aborted), before);
 });
 
-t.test('needs the supervisor\'s approval before an age-restricted cart becomes successful through the PoS', async (t) => {
-  const id = await newProcess([{ sku: 'WINE', amount: 1 }]);
-  t.equal((await getProcess(id)).body.supervisorApproval, null);
-  t.equal((await patch(id, { state: 'processing', processedBy: 'kasse-1' })).status, 200);
-  const before = await snapshot(id);
+t.test('is the supervision of an age-restricted cart: the PoS that takes it over checks the age, and completes it', async (t) => {
   const wine = { sku: 'WINE', scannedCode: '', amount: 1, weight: 0, units: 0, price: 599, totalPrice: 599, taxRate: '19' };
   const final = { state: 'successful', lineItems: [wine], taxShares: [{ rate: '19', net: 503, share: 96, total: 599 }], netPrice: 503, totalPrice: 599 }; // 599 × 19/119 = 95.64
-  refused(t, await patch(id, final), 409, 'invalid_state_transition', 'before the approval');
-  t.same(await snapshot(id), before, 'still processing');
-  t.equal((await getOrder(id)).status, 404, 'no order');
 
-  const approval = await svc.request('POST', `${p}/checkout/process/${id}/approval`, { token: supervisor, body: { type: 'supervisor' } });
-  t.equal(approval.status, 201);
+  const id = await newProcess([{ sku: 'WINE', amount: 1 }]);
+  const created = (await getProcess(id)).body;
+  t.match(created, { supervisorApproval: null, routingTarget: 'supervisor', checks: [{ type: 'min_age', requiredAge: 18, state: 'pending' }] }, 'waits for a supervisor');
+  t.equal((await patch(id, { state: 'processing', processedBy: 'kasse-1' })).status, 200);
+  t.match(
+    (await getProcess(id)).body,
+    { supervisorApproval: true, routingTarget: 'none', checks: [{ type: 'min_age', state: 'successful', performedBy: 'supervisor' }] },
+    'taking it over approved it',
+  );
   const done = await patch(id, final);
   t.equal(done.status, 200, done.text);
   t.equal(done.body.state, 'successful');
   t.match((await getOrder(id)).body, { state: 'final', paidAmount: 599 });
+
+  const atOnce = await newProcess([{ sku: 'WINE', amount: 1 }]);
+  const paid = await patch(atOnce, final);
+  t.equal(paid.status, 200, `cash at the PoS: pending → successful at once (${paid.text})`);
+  t.match((await getProcess(atOnce)).body, { paymentState: 'successful', supervisorApproval: true, checks: [{ state: 'successful', performedBy: 'supervisor' }] });
+  t.match((await getOrder(atOnce)).body, { state: 'final', paidAmount: 599 });
+
+  const inApp = await newProcess([{ sku: 'WINE', amount: 1 }]);
+  const early = await svc.request('PATCH', `${p}/checkout/process/${inApp}`, { token: payment, body: { paymentState: 'successful' } });
+  refused(t, early, 409, 'invalid_state_transition', 'a payment through the app still waits for the supervisor');
+  t.equal((await getProcess(inApp)).body.paymentState, 'pending');
+  const approval = await svc.request('POST', `${p}/checkout/process/${inApp}/approval`, { token: supervisor, body: { type: 'supervisor' } });
+  t.equal(approval.status, 201);
+  t.equal((await svc.request('PATCH', `${p}/checkout/process/${inApp}`, { token: payment, body: { paymentState: 'successful' } })).status, 200, 'after the approval');
 });

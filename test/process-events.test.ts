@@ -165,9 +165,11 @@ t.test('a refused move publishes nothing and leaves the outbox empty', async (t)
   const before = (await jsm.streams.info(EventStream.name)).state.last_seq;
   const outbox = async () => (await svc.sql<{ n: number }[]>`select count(*)::int as n from outbox`)[0]!.n;
 
+  await patch(id, fx.tokens.payment, { paymentState: 'processing' });
+  await stream.settle();
   const refusals = [
-    await patch(id, fx.tokens.payment, { paymentState: 'successful' }),
-    await pos(id, { state: 'successful' }),
+    await patch(id, fx.tokens.payment, { paymentState: 'pending' }),
+    await pos(id, { state: 'pending' }),
   ];
   for (const res of refusals) t.match(res, { status: 409, body: { type: 'invalid_state_transition' } });
   t.equal(await outbox(), 0, 'no event was written');
@@ -193,10 +195,13 @@ t.test('a refused move publishes nothing and leaves the outbox empty', async (t)
   await stream.settle();
 
   t.equal((await jsm.streams.info(EventStream.name)).state.last_seq, afterAbort, 'nothing reached the stream after the abort');
-  t.ok(afterAbort > before, 'only the second process published (its creation and abort)');
-  assertEvents(t, id, [['checkout.created', 'pos.pending']]);
-  t.match((await get(id)).body, { paymentState: 'pending' });
-  t.equal(await versionOf(id), 1);
+  t.ok(afterAbort > before, 'only the second process published after the refusals (its creation and abort)');
+  assertEvents(t, id, [
+    ['checkout.created', 'pos.pending'],
+    ['checkout.processing', 'pos.processing'],
+  ]);
+  t.match((await get(id)).body, { paymentState: 'processing' });
+  t.equal(await versionOf(id), 2);
   assertEvents(t, done, [
     ['checkout.created', 'pos.pending'],
     ['checkout.aborted', 'pos.failed', 'order.userAborted'],

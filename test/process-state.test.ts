@@ -20,9 +20,12 @@ const info: CheckoutInfo = {
   customer: { loyaltyCard: 'CARD' },
   createdAt: '2026-11-21T10:00:00.000Z',
   availableMethods: ['cash'],
+  paymentMethods: [{ id: 'cash' }],
+  requiredInformation: [],
+  violations: [],
   lineItems: [
-    { id: 'a', type: 'default', refersTo: null, sku: 'WATER', amount: 2, weight: 0, weightUnit: '', referenceUnit: '', units: 0, price: 99, priceOrigin: 'master', totalPrice: 198, name: 'Wasser', taxRate: '19', scannedCode: '', saleRestriction: '' },
-    { id: 'b', type: 'default', refersTo: null, sku: 'BREAD', amount: 1, weight: 0, weightUnit: '', referenceUnit: '', units: 0, price: 249, priceOrigin: 'master', totalPrice: 249, name: 'Brot', taxRate: '7', scannedCode: '', saleRestriction: '' },
+    { id: 'a', type: 'default', refersTo: null, sku: 'WATER', amount: 2, weight: 0, units: 0, price: 99, priceOrigin: 'master', totalPrice: 198, name: 'Wasser', taxRate: '19', scannedCode: '', saleRestriction: '' },
+    { id: 'b', type: 'default', refersTo: null, sku: 'BREAD', amount: 1, weight: 0, units: 0, price: 249, priceOrigin: 'master', totalPrice: 249, name: 'Brot', taxRate: '7', scannedCode: '', saleRestriction: '' },
   ],
   price: { tax: { '19': 32, '7': 16 }, taxNet: { '19': 166, '7': 233 }, taxPre: { '19': 198, '7': 249 }, netPrice: 399, price: 447 },
   currency: 'EUR',
@@ -57,7 +60,7 @@ const at = new Date('2026-11-21T10:05:00Z');
 
 t.test('allows exactly the moves of the payment table and refuses every other', async (t) => {
   const allowed: Record<PaymentState, PaymentState[]> = {
-    pending: ['processing', 'failed', 'transferred'],
+    pending: ['processing', 'successful', 'failed', 'transferred'],
     processing: ['successful', 'failed', 'transferred'],
     transferred: [],
     successful: [],
@@ -145,7 +148,22 @@ t.test('moves the PoS view with the fields each move allows', async (t) => {
   const claimed = decidePosUpdate(processIn('processing'), { state: 'processing', processedBy: 'pos-3' }, at);
   t.match(claimed, { kind: 'changed', next: { pos: { processedBy: 'pos-3' } }, events: [{ domain: 'pos', event: 'processing' }] }, 'the first PoS to claim a process in processing, with an event');
   t.equal(decidePosUpdate(pending, { state: 'processing', totalPrice: 1 }, at).kind, 'invalid', 'prices change only with success');
-  t.equal(decidePosUpdate(pending, { state: 'successful' }, at).kind, 'refused', 'pending cannot succeed');
+  t.match(decidePosUpdate(pending, { state: 'successful' }, at), { kind: 'changed', next: { paymentState: 'successful' } }, 'a PoS takes the payment at once (cash)');
+  const restricted = processIn('pending', { approvalRequired: true, supervisorApproval: null });
+  t.equal(movePayment(restricted, 'successful', at).kind, 'refused', 'a payment through the app still waits for the supervisor');
+  t.match(
+    decidePosUpdate(restricted, { state: 'successful' }, at),
+    { kind: 'changed', next: { paymentState: 'successful', supervisorApproval: true }, events: [{ domain: 'checkout', event: 'approved' }, { domain: 'checkout', event: 'successful' }] },
+    'a PoS that completes the checkout is its supervision: the cashier checked the age',
+  );
+  t.match(
+    decidePosUpdate(restricted, { state: 'processing', processedBy: 'pos-9' }, at),
+    { kind: 'changed', next: { paymentState: 'processing', supervisorApproval: true } },
+    'so is a PoS that takes it over',
+  );
+  const byPaymentSystem = processIn('processing', { approvalRequired: true, supervisorApproval: null });
+  t.match(decidePosUpdate(byPaymentSystem, { state: 'processing', processedBy: 'pos-9' }, at), { kind: 'changed', next: { supervisorApproval: true } }, 'and one that claims a process a payment system moved');
+  t.match(decidePosUpdate(restricted, { state: 'failed' }, at), { kind: 'changed', next: { paymentState: 'failed', supervisorApproval: null } }, 'a PoS that fails it approves nothing');
   t.equal(decidePosUpdate(start.next, { state: 'processing', amount: 'x' }, at).kind, 'unchanged', 'unknown members are ignored');
   t.equal(decidePosUpdate(pending, { state: 'transferred' }, at).kind, 'invalid', 'a PoS does not transfer');
 

@@ -42,7 +42,7 @@ t.test('reports a failed validation and a PLU conflict for their lines only', as
   const res = await importNdjson(
     ndjson([
       { sku: 'A', name: 'A', pluSet: ['1001'] },
-      { sku: 'B', name: 'B', referenceUnit: 'kilo' },
+      { sku: 'B', name: 'B', referenceUnit: 42 },
       { sku: 'C', name: 'C', pluSet: ['1001'] },
       { name: 'no sku' },
       { sku: 'D', name: 'D', pluSet: ['1002'] },
@@ -59,7 +59,7 @@ t.test('reports a failed validation and a PLU conflict for their lines only', as
     ['', 'error', 6],
     ['', 'error', 7],
   ]);
-  t.match(res.body[1].message, /^referenceUnit: Invalid option/);
+  t.match(res.body[1].message, /^referenceUnit: /);
   t.equal(res.body[2].message, 'PLU 1001 belongs to product A', 'the first line that claims a PLU keeps it');
   t.match(res.body[3].message, /^sku: /);
   const skus = (await svc.sql<{ sku: string }[]>`select sku from products order by sku`).map((r) => r.sku);

@@ -106,7 +106,7 @@ t.test('finds a product by PLU; a PLU belongs to one product only', async (t) =>
   const unknown = await svc.request('GET', `${p}/plu/9999`, { token: reader });
   t.equal(unknown.status, 404);
   t.same(unknown.body, { error: { type: 'not_found', message: 'no product with PLU 9999' } });
-  t.equal((await svc.request('GET', `${p}/plu/abc`, { token: reader })).status, 400, 'a PLU is digits');
+  t.equal((await svc.request('GET', `${p}/plu/a%20b`, { token: reader })).status, 400, 'a PLU has no spaces');
 });
 
 t.test('validates a product and lists the problems, storing nothing', async (t) => {
@@ -115,10 +115,10 @@ t.test('validates a product and lists the problems, storing nothing', async (t) 
     token: writer,
     body: {
       sku: '',
-      referenceUnit: 'kilo',
+      referenceUnit: ['kg'],
       maxSaleQuantity: 0,
-      allowedOnDeviceTypes: ['kiosk'],
-      pluSet: ['12a'],
+      allowedOnDeviceTypes: [42],
+      pluSet: ['12 a'],
       codes: [{ code: '' }],
       setComponents: [{ sku: 'x', amount: 0 }],
       weighByCustomer: 'yes',
@@ -137,6 +137,13 @@ t.test('validates a product and lists the problems, storing nothing', async (t) 
     'weighByCustomer',
   ]);
   t.equal(await count('products'), before);
+
+  const open = await svc.request('POST', p, {
+    token: writer,
+    body: { sku: 'OPEN', productType: 'bundleOfThings', referenceUnit: 'stk', encodingUnit: 'price', allowedOnDeviceTypes: ['kiosk'], pluSet: ['A12'] },
+  });
+  t.equal(open.status, 201, 'values of the open sets the platform does not know are stored');
+  t.match((await svc.request('GET', `${p}/sku/OPEN`, { token: reader })).body, { productType: 'bundleOfThings', referenceUnit: 'stk', encodingUnit: 'price', allowedOnDeviceTypes: ['kiosk'], pluSet: ['A12'] }, 'and returned as they came');
 });
 
 t.test('ignores fields the Product object does not have (deprecated eans, boost)', async (t) => {

@@ -51,7 +51,7 @@ t.test('creates a shop with the id the client gives', async (t) => {
   t.equal(res.body.id, '42');
   t.equal(res.headers.get('location'), `${base}/42`);
   t.match(res.body, { externalId: '', street: '', openingHoursSpecification: [], services: [], external: {} }, 'unset fields have empty values');
-  t.notOk('lat' in res.body, 'an unknown position is left out rather than set to 0,0');
+  t.same([res.body.lat, res.body.lon], [0, 0], 'an unknown position is 0,0: the app SDKs need numbers');
 
   const again = await svc.request('POST', base, { token: writer, body: { id: '42', name: 'Other' } });
   t.equal(again.status, 409);
@@ -144,12 +144,12 @@ t.test('validates a shop and lists every problem at once, storing nothing', asyn
   const res = await svc.request('POST', base, {
     token: writer,
     body: {
-      name: '',
-      email: 'not-an-email',
+      name: 42,
+      email: ['not', 'text'],
       lat: 91,
       lon: -181,
       openingHoursSpecification: [
-        { dayOfWeek: 'Monday', opens: '8:00', closes: '20:00' },
+        { dayOfWeek: 'Mondays', opens: '8:00', closes: '20:00' },
         { dayOfWeek: 'TUESDAY', opens: '08:00', closes: '24:01' },
       ],
       services: 'parking',

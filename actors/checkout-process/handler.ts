@@ -11,7 +11,7 @@ import { eventSubject } from '../../subjects/events.js';
 import { pos } from '../../subjects/pos.js';
 import { decidePosUpdate, posView } from './pos.js';
 import * as db from './sql.js';
-import { decide, finishedOrderState, isFinished, type Command, type Decision, type ProcessRecord } from './state.js';
+import { decide, decideAll, finishedOrderState, isFinished, type Command, type Decision, type ProcessRecord } from './state.js';
 import { orderEventPayload, processEventPayload, toCheckoutProcess, toOrder } from './views.js';
 
 export interface CheckoutProcessDeps {
@@ -118,7 +118,7 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
     })),
 
     route(checkoutProcess.change, async ({ project, id, change }) =>
-      toCheckoutProcess(await command(project, id, (process, at) => decide(process, commandOf(change), at))),
+      toCheckoutProcess(await command(project, id, (process, at) => decideAll(process, commandsOf(change), at))),
     ),
 
     route(checkoutProcess.approve, async ({ project, id, approval }) => {
@@ -156,10 +156,13 @@ function createRecentProcesses(limit: number) {
   };
 }
 
-function commandOf(change: CheckoutProcessChange): Command {
-  if ('aborted' in change) return { type: 'abort' };
-  if ('paymentState' in change) return { type: 'setPaymentState', paymentState: change.paymentState, paymentResult: change.paymentResult };
-  return { type: 'updatePricing', pricing: change.pricing };
+/** A PATCH as commands: an abort alone, or a pricing update and then a payment state. */
+function commandsOf(change: CheckoutProcessChange): Command[] {
+  if (change.aborted) return [{ type: 'abort' }];
+  const commands: Command[] = [];
+  if (change.pricing) commands.push({ type: 'updatePricing', pricing: change.pricing });
+  if (change.paymentState) commands.push({ type: 'setPaymentState', paymentState: change.paymentState, paymentResult: change.paymentResult });
+  return commands;
 }
 
 /**

@@ -1,10 +1,9 @@
 import canonicalize from 'canonicalize';
-import type { LineItem } from '../../subjects/checkout.js';
-import type { Pricing } from '../../subjects/checkout-process.js';
+import type { Pricing, PricingLine } from '../../subjects/checkout-process.js';
 import { PosCheckoutProcessInput, type PosCheckoutProcess, type PosCheckoutProcessInput as PosTarget, type PosState, type TaxShare } from '../../subjects/pos.js';
 import { AppError } from '../../src/errors.js';
 import { mergePatch } from '../../src/json.js';
-import { finishedMessage, isFinished, movePayment, refused, type Decision, type ProcessRecord } from './state.js';
+import { finishedMessage, isFinished, movePayment, refused, supervisedByPos, type Decision, type ProcessRecord } from './state.js';
 
 /**
  * The PoS handover as pure rules: the PoS view of a process, and what a PoS's PUT or merge patch of
@@ -71,8 +70,10 @@ export function decidePosUpdate(process: ProcessRecord, patch: Record<string, un
 
   if (target.state === current.state) return samePosState(process, target, changed);
 
-  const move = movePayment(process, target.state, at);
+  const supervision = target.state === 'processing' || target.state === 'successful' ? supervisedByPos(process) : { process, events: [] };
+  const move = movePayment(supervision.process, target.state, at);
   if (move.kind !== 'changed') return move;
+  move.events.unshift(...supervision.events);
   const allowed = PosMoveFields[target.state];
   const disallowed = changed.filter((field) => !allowed.includes(field));
   if (disallowed.length) {
@@ -100,7 +101,13 @@ function samePosState(process: ProcessRecord, target: PosTarget, changed: (keyof
   const holder = process.pos.processedBy;
   if (target.state === 'processing' && changed.length === 1 && changed[0] === 'processedBy') {
     if (holder) return refused(`the checkout is being processed by ${holder}`);
-    return { kind: 'changed', next: { ...process, pos: { ...process.pos, processedBy: target.processedBy } }, events: [{ domain: 'pos', event: 'processing' }] };
+    // A PoS that claims a process a payment system moved to processing supervises it from then on.
+    const supervision = supervisedByPos(process);
+    return {
+      kind: 'changed',
+      next: { ...supervision.process, pos: { ...process.pos, processedBy: target.processedBy } },
+      events: [...supervision.events, { domain: 'pos', event: 'processing' }],
+    };
   }
   return { kind: 'invalid', message: `fields change only with a move of the state; in ${target.state} this one changes ${changed.join(', ')}` };
 }
@@ -127,10 +134,10 @@ function figuresMismatch(target: PosTarget): string | undefined {
  */
 export function pricingFromPos(before: Pricing, target: PosTarget): Pricing {
   const unused = [...before.lineItems];
-  const lineItems = target.lineItems.map((l, index): Partial<LineItem> => {
+  const lineItems = target.lineItems.map((l, index): PricingLine => {
     const at = unused.findIndex((o) => (o.sku ?? '') === l.sku && (o.scannedCode ?? '') === l.scannedCode);
     const [original] = at >= 0 ? unused.splice(at, 1) : [];
-    const base: Partial<LineItem> = original ?? { id: `pos-${index + 1}`, type: 'default', refersTo: null, name: '', priceOrigin: 'master' };
+    const base: PricingLine = original ?? { id: `pos-${index + 1}`, type: 'default', refersTo: null, name: '', priceOrigin: 'master' };
     return { ...base, sku: l.sku, scannedCode: l.scannedCode, amount: l.amount, weight: l.weight, units: l.units, price: l.price, totalPrice: l.totalPrice, taxRate: l.taxRate };
   });
   const price: Pricing['price'] = { price: target.totalPrice, netPrice: target.netPrice };

@@ -1,4 +1,5 @@
 import canonicalize from 'canonicalize';
+import { checkoutPrice } from '../../src/domain/tax.js';
 import type { CheckoutInfo } from '../../subjects/checkout.js';
 import type { PaymentState, Pricing } from '../../subjects/checkout-process.js';
 import type { CheckoutProcessEventName, PosEventName } from '../../subjects/events.js';
@@ -14,6 +15,7 @@ import type { OrderState } from '../../subjects/orders.js';
  *     pending ──> processing ──> successful   (needs the supervisor approval when one is required)
  *        │            ├────────> failed
  *        ├────────────┴────────> transferred  (handed to a payment system that reports no outcome)
+ *        ├─────────────────────> successful   (a payment confirmed at once; cash at a PoS)
  *        └─────────────────────> failed
  *
  * successful, failed and transferred are terminal: nothing changes a finished process. An abort is
@@ -75,7 +77,7 @@ export type Command =
   | { type: 'approve' };
 
 export const PaymentMoves: Readonly<Record<PaymentState, readonly PaymentState[]>> = {
-  pending: ['processing', 'failed', 'transferred'],
+  pending: ['processing', 'successful', 'failed', 'transferred'],
   processing: ['successful', 'failed', 'transferred'],
   transferred: [],
   successful: [],
@@ -127,12 +129,52 @@ export function decide(process: ProcessRecord, command: Command, at: Date): Deci
       };
     case 'updatePricing':
       if (isFinished(process.paymentState)) return refused(finishedMessage(process));
-      return { kind: 'changed', next: { ...process, pricing: command.pricing, modified: true }, events: [{ domain: 'checkout', event: 'pricingUpdated' }] };
+      return {
+        kind: 'changed',
+        next: { ...process, pricing: completePricing(command.pricing), modified: true },
+        events: [{ domain: 'checkout', event: 'pricingUpdated' }],
+      };
     case 'approve':
       if (isFinished(process.paymentState)) return refused(finishedMessage(process));
       if (process.supervisorApproval === true) return { kind: 'unchanged' };
       return { kind: 'changed', next: { ...process, supervisorApproval: true }, events: [{ domain: 'checkout', event: 'approved' }] };
   }
+}
+
+/**
+ * Several commands as one change (a pricing update with the payment state it led to): each decides
+ * on what the one before left; the first refusal refuses them all.
+ */
+export function decideAll(process: ProcessRecord, commands: readonly Command[], at: Date): Decision {
+  let current = process;
+  const events: ChangeEvent[] = [];
+  for (const command of commands) {
+    const decision = decide(current, command, at);
+    if (decision.kind === 'refused' || decision.kind === 'invalid') return decision;
+    if (decision.kind === 'changed') {
+      current = decision.next;
+      events.push(...decision.events);
+    }
+  }
+  return events.length ? { kind: 'changed', next: current, events } : { kind: 'unchanged' };
+}
+
+/**
+ * A pricing update as stored: as given, with what can be derived filled in, so that apps can read
+ * it: line items without id or type get `line-<n>` and `default`; a price without netPrice gets
+ * it from its taxes, or, when the line items carry every rate and total and add up to the price,
+ * the per-rate figures of the tax rules (tax.ts).
+ */
+export function completePricing(pricing: Pricing): Pricing {
+  const lineItems = pricing.lineItems.map((l, i) => ({ ...l, id: l.id ?? `line-${i + 1}`, type: l.type ?? 'default' }));
+  let price = pricing.price;
+  if (price.netPrice === undefined) {
+    const complete = lineItems.every((l) => l.taxRate !== undefined && l.totalPrice !== undefined);
+    const derived = complete ? checkoutPrice(lineItems as Array<{ totalPrice: number; taxRate: string }>) : undefined;
+    if (price.tax) price = { ...price, netPrice: price.price - Object.values(price.tax).reduce((a, b) => a + b, 0) };
+    else if (derived && derived.price === price.price) price = { ...derived, ...price, netPrice: derived.netPrice };
+  }
+  return { lineItems, price };
 }
 
 /** A move of the payment state, by the payment system or (as its `state`) by a PoS. */
@@ -168,6 +210,15 @@ export function finishedOrderState(before: ProcessRecord, after: ProcessRecord):
   if (after.paymentState === 'successful') return 'final';
   if (after.paymentState === 'failed') return 'paymentFailed';
   return undefined;
+}
+
+/**
+ * A PoS that takes a process over (moves it to processing or successful) is its supervision: the
+ * cashier checks the age and the goods, so the supervisor approval is given with that move.
+ */
+export function supervisedByPos(process: ProcessRecord): { process: ProcessRecord; events: ChangeEvent[] } {
+  if (process.supervisorApproval === true) return { process, events: [] };
+  return { process: { ...process, supervisorApproval: true }, events: [{ domain: 'checkout', event: 'approved' }] };
 }
 
 export function finishedMessage(process: ProcessRecord): string {

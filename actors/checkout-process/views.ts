@@ -1,15 +1,17 @@
-import type { CheckoutProcess } from '../../subjects/checkout-process.js';
+import type { Check, CheckoutProcess } from '../../subjects/checkout-process.js';
 import { processPath } from '../../subjects/checkout-process.js';
 import type { CheckoutProcessEvent, OrderEvent, PosEvent } from '../../subjects/events.js';
-import { orderPath, type Order, type OrderLineItem, type OrderState } from '../../subjects/orders.js';
+import { orderPath, receiptPath, type Order, type OrderLineItem, type OrderState } from '../../subjects/orders.js';
 import { posPath } from '../../subjects/pos.js';
 import { posView } from './pos.js';
-import type { ChangeEvent, ProcessRecord } from './state.js';
+import { isFinished, type ChangeEvent, type ProcessRecord } from './state.js';
 
 /** The shapes a process record is seen in: the API's process, its order, its events. Pure. */
 
 export function toCheckoutProcess(p: ProcessRecord): CheckoutProcess {
   const self = processPath(p.project, p.id);
+  const checks = checksOf(p);
+  const hasOrder = isFinished(p.paymentState) && p.paymentState !== 'transferred';
   return {
     id: p.id,
     supervisorApproval: p.supervisorApproval,
@@ -19,7 +21,7 @@ export function toCheckoutProcess(p: ProcessRecord): CheckoutProcess {
     pricing: p.pricing,
     paymentMethod: p.paymentMethod,
     paymentState: p.paymentState,
-    paymentInformation: p.paymentInformation,
+    paymentInformation: { ...p.paymentInformation, qrCodeContent: `service:${p.id}` },
     paymentResult: p.paymentResult,
     modified: p.modified,
     createdAt: p.createdAt.toISOString(),
@@ -27,8 +29,35 @@ export function toCheckoutProcess(p: ProcessRecord): CheckoutProcess {
     processedOffline: p.processedOffline,
     clientID: p.checkoutInfo.clientID,
     appUserID: p.checkoutInfo.appUserID,
-    links: { self: { href: self }, approval: { href: `${self}/approval` }, payment: { href: posPath(p.project, p.id) } },
+    currency: p.checkoutInfo.currency,
+    routingTarget: !isFinished(p.paymentState) && checks.some((c) => c.state === 'pending') ? 'supervisor' : 'none',
+    checks,
+    fulfillments: [],
+    ...(hasOrder ? { orderID: p.id } : {}),
+    links: {
+      self: { href: self },
+      approval: { href: `${self}/approval` },
+      payment: { href: posPath(p.project, p.id) },
+      ...(p.paymentState === 'successful' ? { receipt: { href: receiptPath(p.project, p.id) } } : {}),
+    },
   };
+}
+
+/**
+ * The checks of a process, from what it holds: a min_age check for age-restricted items (the
+ * highest age their saleRestriction names), else a supervisor_approval check when a supervisor
+ * must look at it (controlled items). supervisorApproval, given by a supervisor or a PoS that took
+ * the process over, performs them.
+ */
+export function checksOf(p: ProcessRecord): Check[] {
+  if (!p.approvalRequired) return [];
+  const state = p.supervisorApproval === true ? 'successful' : p.supervisorApproval === false ? 'failed' : 'pending';
+  const done = state === 'pending' ? {} : { performedBy: 'supervisor' as const };
+  const restrictions = p.checkoutInfo.lineItems.map((l) => l.saleRestriction).filter((r) => r !== '');
+  if (!restrictions.length) return [{ id: `${p.id}-supervisor_approval`, type: 'supervisor_approval', state, ...done }];
+  const ages = restrictions.map((r) => Number(/\d+/.exec(r)?.[0] ?? Number.NaN)).filter(Number.isFinite);
+  const requiredAge = ages.length ? Math.max(...ages) : undefined;
+  return [{ id: `${p.id}-min_age`, type: 'min_age', ...(requiredAge === undefined ? {} : { requiredAge }), state, ...done }];
 }
 
 /** The order of a process that just finished; `sequenceNumber` is the shop's next number. */
@@ -93,7 +122,7 @@ export function toOrder(p: ProcessRecord, state: OrderState, sequenceNumber: num
     ),
     currency: info.currency,
     price: p.pricing.price,
-    links: { self: { href: orderPath(p.project, p.id) } },
+    links: { self: { href: orderPath(p.project, p.id) }, ...(state === 'final' ? { receipt: { href: receiptPath(p.project, p.id) } } : {}) },
     payments: [
       { method: p.paymentMethod, state: p.paymentState, information: p.paymentInformation, result: p.paymentResult, currency: info.currency, paidAmount },
     ],

@@ -3,7 +3,7 @@ import { signCheckoutInfo } from '../../src/domain/signature.js';
 import { AppError } from '../../src/errors.js';
 import type { Sql } from '../../src/infra/postgres.js';
 import { route, type Route } from '../../src/messaging/worker.js';
-import { checkout, checkoutProcessPath, type Cart, type CheckoutInfo } from '../../subjects/checkout.js';
+import { checkout, checkoutProcessPath, type Cart, type CartEntry, type CartItem, type CheckoutInfo, type Violation } from '../../subjects/checkout.js';
 import { CheckoutCatalogCache } from './catalog-cache.js';
 import { CatalogVersions } from './catalog-versions.js';
 import { cartKeys, loadCheckoutData, type CheckoutData } from './sql.js';
@@ -23,8 +23,8 @@ export function createCheckoutActor(deps: CheckoutDeps): Route[] {
   const versions = new CatalogVersions(sql);
 
   /** The cart's catalog data: from memory when it is current, else read (and remembered). */
-  async function checkoutData(project: string, cart: Cart): Promise<CheckoutData> {
-    const keys = cartKeys(cart);
+  async function checkoutData(project: string, cart: Cart, items: readonly CartItem[]): Promise<CheckoutData> {
+    const keys = cartKeys(items);
     if (cache.enabled) {
       const remembered = cache.lookup(project, cart.shopID, await versions.current(project), keys);
       if (remembered) return remembered;
@@ -36,11 +36,12 @@ export function createCheckoutActor(deps: CheckoutDeps): Route[] {
 
   return [
     route(checkout.info, async ({ project, ...cart }) => {
-      const { shop, settings, categories, catalog } = await checkoutData(project, cart);
+      const { products, violations } = sortCartItems(cart.items);
+      const { shop, settings, categories, catalog } = await checkoutData(project, cart, products);
       if (!shop) throw new AppError(404, 'shop_not_found', `no shop with id ${cart.shopID}`);
 
       const at = new Date();
-      const pricing = priceCart(cart.items, catalog, {
+      const pricing = priceCart(products, catalog, {
         categories,
         taxRates: settings.taxRates,
         currency: settings.currency,
@@ -63,11 +64,31 @@ export function createCheckoutActor(deps: CheckoutDeps): Route[] {
         customer: cart.customer ?? {},
         createdAt: at.toISOString(),
         availableMethods: settings.paymentMethods,
+        paymentMethods: settings.paymentMethods.map((id) => ({ id })),
         lineItems: pricing.lineItems,
         price: pricing.price,
         currency: settings.currency,
+        requiredInformation: cart.requiredInformation,
+        violations,
       };
       return { checkoutInfo, signature: signCheckoutInfo(checkoutInfo, signingKey), links: { checkoutProcess: { href: checkoutProcessPath(project) } } };
     }),
   ];
+}
+
+/**
+ * The product items of a cart, and the violations of the rest: coupons are recognised once the
+ * project has coupons (until then each is `coupon_invalid`); deposit return vouchers are not
+ * redeemed by this platform. Neither ever refuses the cart.
+ */
+function sortCartItems(items: readonly CartEntry[]): { products: CartItem[]; violations: Violation[] } {
+  const products: CartItem[] = [];
+  const violations: Violation[] = [];
+  items.forEach((item, index) => {
+    const refersTo = item.id ?? String(index + 1);
+    if (item.kind === 'product') products.push(item.id === undefined ? { ...item, id: refersTo } : item);
+    else if (item.kind === 'coupon') violations.push({ type: 'coupon_invalid', message: `coupon ${item.couponID} is not known`, refersTo });
+    else violations.push({ type: 'invalid_line_item', message: 'deposit return vouchers are not redeemed here: hand it in at the cashier', refersTo });
+  });
+  return { products, violations };
 }

@@ -2,7 +2,7 @@ import type { Catalog, CatalogEntry } from '../../src/domain/cart.js';
 import { interpretCode } from '../../src/domain/codes.js';
 import { shopCategoryOrder, type LegacyPrice } from '../../src/domain/pricing.js';
 import type { Sql } from '../../src/infra/postgres.js';
-import type { Cart, ShopInformation } from '../../subjects/checkout.js';
+import type { CartItem, ShopInformation } from '../../subjects/checkout.js';
 import type { PriceV2 } from '../../subjects/pricing.js';
 import { ProductDefaults, type Product } from '../../subjects/products.js';
 import { DefaultSettings, type Settings } from '../../subjects/settings.js';
@@ -14,10 +14,10 @@ export interface CartKeys {
   plus: string[];
 }
 
-/** The keys a cart's items are looked up by: SKUs, scanned codes, and the PLUs a code may carry. */
-export function cartKeys(cart: Cart): CartKeys {
+/** The keys a cart's product items are looked up by: SKUs, scanned codes, and the PLUs a code may carry. */
+export function cartKeys(items: readonly CartItem[]): CartKeys {
   const keys: CartKeys = { skus: [], codes: [], plus: [] };
-  for (const item of cart.items) {
+  for (const item of items) {
     if (item.sku !== undefined) keys.skus.push(item.sku);
     if (item.scannedCode === undefined) continue;
     keys.codes.push(item.scannedCode);

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { describeUnstorable, findUnstorableText } from '../../src/json.js';
 
 /** One line of an import chunk: its parsed item, or why it has none. */
 export type ParsedLine<T> =
@@ -14,7 +15,10 @@ export function parseLines<S extends z.ZodType>(lines: ReadonlyArray<readonly [n
       return { line, ok: false, message: `line ${line} is not valid JSON`, raw: undefined };
     }
     const parsed = schema.safeParse(raw);
-    return parsed.success ? { line, ok: true, value: parsed.data } : { line, ok: false, message: describeIssues(parsed.error), raw };
+    if (!parsed.success) return { line, ok: false, message: describeIssues(parsed.error), raw };
+    const unstorable = findUnstorableText(parsed.data);
+    if (unstorable) return { line, ok: false, message: describeUnstorable(unstorable), raw };
+    return { line, ok: true, value: parsed.data };
   });
 }
 

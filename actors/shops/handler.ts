@@ -73,8 +73,9 @@ function toShop(row: db.ShopRow): Shop {
     city: row.city,
     state: row.state,
     country: row.country,
-    ...(row.lat === null ? {} : { lat: row.lat }),
-    ...(row.lon === null ? {} : { lon: row.lon }),
+    // The app SDKs need numbers: 0 while unknown.
+    lat: row.lat ?? 0,
+    lon: row.lon ?? 0,
     openingHoursSpecification: row.opening_hours,
     services: row.services,
     external: row.external,

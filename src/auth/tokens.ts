@@ -25,6 +25,8 @@ export interface Principal {
   permissions: ReadonlySet<string>;
   appUserID?: string;
   clientID?: string;
+  /** Set when a PoS credential (Basic) authenticated the request: its name. */
+  posName?: string;
 }
 
 export interface TokenVerifier {

@@ -14,8 +14,11 @@ import { isUnit, unitRatio } from './units.js';
  *   (codes.ts) with its PLU, else a PLU short code.
  * - Refused items are all reported at once (LineItemError types in subjects/checkout.ts).
  * - Quantity prices count the amounts of all items with the same quantityPriceKey (else SKU).
- * - A price embedded in the scanned code, or one the client enters for a product with
- *   priceEntryRequired, has priceOrigin `client`; every other price comes from the catalog.
+ * - Values the app decoded from a code come with the item (`price`, `weight` + `weightUnit`,
+ *   `units`) and are used; where this platform decodes the code itself (a GS1 in-store code of the
+ *   product's PLU), the code's value wins. A price from the code or the app has priceOrigin
+ *   `client`; with `weightUnit` (or the product's encodingUnit) `price` it is the package's total,
+ *   otherwise it takes the place of the unit price. Every other price comes from the catalog.
  * - A product priced per measure (referenceUnit other than piece) needs a weight, from the code or
  *   the item; its total is price × weight converted to the reference unit, rounded half away from
  *   zero per package. A product priced per piece multiplies its price by the item's units.
@@ -146,8 +149,21 @@ function quantityKey(product: Product): string {
   return product.quantityPriceKey ? `key:${product.quantityPriceKey}` : `sku:${product.sku}`;
 }
 
-function priceItem({ id, item, entry, embedded }: Located, counted: number, context: CartContext): { line: LineItem } | { error: Refusal } {
+/**
+ * What a decoded in-store code carries for this product: a weight-type code of a product whose
+ * encodingUnit is `price` or `piece` carries its price or its units.
+ */
+function embeddedFor(product: Product, embedded: EmbeddedValue | undefined): EmbeddedValue | undefined {
+  if (embedded?.kind !== 'weight') return embedded;
+  if (product.encodingUnit === 'price') return { kind: 'price', value: embedded.value };
+  if (product.encodingUnit === 'piece') return { kind: 'units', value: embedded.value };
+  return embedded;
+}
+
+function priceItem(located: Located, counted: number, context: CartContext): { line: LineItem } | { error: Refusal } {
+  const { id, item, entry } = located;
   const p = entry.product;
+  const embedded = embeddedFor(p, located.embedded);
   const units = embedded?.kind === 'units' ? embedded.value : (item.units ?? 0);
   const line = (price: number, priceOrigin: LineItem['priceOrigin'], totalPrice: number, weight = 0, weightUnit = ''): LineItem => ({
     id,
@@ -156,8 +172,9 @@ function priceItem({ id, item, entry, embedded }: Located, counted: number, cont
     sku: p.sku,
     amount: item.amount,
     weight,
-    weightUnit,
-    referenceUnit: p.referenceUnit ?? '',
+    // The iOS SDK refuses a checkout whose line has an empty unit: absent unless there is one.
+    ...(weightUnit ? { weightUnit } : {}),
+    ...(p.referenceUnit ? { referenceUnit: p.referenceUnit } : {}),
     units,
     price,
     priceOrigin,
@@ -169,10 +186,15 @@ function priceItem({ id, item, entry, embedded }: Located, counted: number, cont
   });
 
   if (embedded?.kind === 'price') return { line: line(embedded.value, 'client', embedded.value * item.amount) };
+  const clientPrice = item.price ?? undefined;
+  // A price-encoded product: the app read the package's total from its code.
+  if (clientPrice !== undefined && (item.weightUnit === 'price' || p.encodingUnit === 'price')) {
+    return { line: line(clientPrice, 'client', clientPrice * item.amount) };
+  }
   let price: number;
   let priceOrigin: LineItem['priceOrigin'] = 'master';
-  if (p.priceEntryRequired && item.price !== null && item.price !== undefined) {
-    price = item.price;
+  if (clientPrice !== undefined) {
+    price = clientPrice;
     priceOrigin = 'client';
   } else {
     const resolved = resolvePrice(entry.prices, { categories: context.categories, at: context.at, quantity: counted, loyaltyCard: context.loyaltyCard, currency: context.currency });
@@ -184,8 +206,9 @@ function priceItem({ id, item, entry, embedded }: Located, counted: number, cont
   if (reference && reference !== 'piece') {
     const weight = embedded?.kind === 'weight' ? embedded.value : item.weight;
     const unitText = embedded?.kind === 'weight' ? (p.encodingUnit ?? 'g') : (item.weightUnit ?? p.encodingUnit ?? reference);
-    const ratio = isUnit(unitText) ? unitRatio(unitText, reference) : undefined;
     if (!weight) return { error: { type: 'weight_required', message: `${p.name || p.sku} is priced per ${reference} and needs a weight` } };
+    if (!isUnit(reference)) return { error: { type: 'weight_required', message: `${p.name || p.sku} is priced per ${reference}, a unit this platform cannot convert to` } };
+    const ratio = isUnit(unitText) ? unitRatio(unitText, reference) : undefined;
     if (!ratio) return { error: { type: 'weight_required', message: `a weight in ${unitText} cannot price ${p.name || p.sku}, which is priced per ${reference}` } };
     const perPackage = divideRounded(BigInt(price) * BigInt(weight) * ratio.numerator, ratio.denominator);
     return { line: line(price, priceOrigin, perPackage * item.amount, weight, unitText) };
@@ -210,8 +233,6 @@ function depositLine(l: Located, line: LineItem, catalog: Catalog, context: Cart
     sku,
     amount: line.amount,
     weight: 0,
-    weightUnit: '',
-    referenceUnit: '',
     units: 0,
     price: resolved.unitPrice,
     priceOrigin: 'master',

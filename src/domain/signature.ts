@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import type { CheckoutInfo, LineItem } from '../../subjects/checkout.js';
+import { CheckoutInfo, LineItem, Price, ShopInformation } from '../../subjects/checkout.js';
 import { AppError } from '../errors.js';
 
 /**
@@ -82,30 +82,52 @@ export function verifyCheckoutInfo(info: { createdAt?: unknown }, signature: str
 
 /**
  * The RFC 8785 text of a checkout info this platform made, written member by member in their
- * canonical (UTF-16) order: the same text as `canonicalize` (a property test compares them), in a
- * fraction of its time (14 against 50 µs), which a checkout info pays on every request. Only the
- * free-form customer object goes through `canonicalize`. Verification, which must accept any JSON
- * a client sends back, always uses `canonicalize`.
+ * canonical (UTF-16) order, which the schemas' member lists give once: the same text as
+ * `canonicalize` (a property test compares them) in half its time (23 against 45 µs for 12
+ * lines), which a checkout info pays on every request. Members a value leaves out (optional ones)
+ * are skipped; free-form values (the customer, payment methods, violations) go through
+ * `canonicalize`. Verification, which must accept any JSON a client sends back, always uses
+ * `canonicalize`.
  */
-export function canonicalCheckoutInfo(i: CheckoutInfo): string {
-  return (
-    `{"appUserID":${text(i.appUserID)},"availableMethods":[${i.availableMethods.map(text).join(',')}],"clientID":${text(i.clientID)}` +
-    `,"createdAt":${text(i.createdAt)},"currency":${text(i.currency)},"customer":${canonicalize(i.customer)}` +
-    `,"lineItems":[${i.lineItems.map(lineItem).join(',')}]` +
-    `,"price":{"netPrice":${int(i.price.netPrice)},"price":${int(i.price.price)},"tax":${perRate(i.price.tax)},"taxNet":${perRate(i.price.taxNet)},"taxPre":${perRate(i.price.taxPre)}}` +
-    `,"project":${text(i.project)},"session":${text(i.session)}` +
-    `,"shop":{"city":${text(i.shop.city)},"country":${text(i.shop.country)},"email":${text(i.shop.email)},"externalId":${text(i.shop.externalId)},"name":${text(i.shop.name)},"phone":${text(i.shop.phone)},"state":${text(i.shop.state)},"street":${text(i.shop.street)},"zip":${text(i.shop.zip)}}` +
-    `,"shopID":${text(i.shopID)}}`
-  );
+type MemberOrder = ReadonlyArray<readonly [key: string, quoted: string]>;
+const orderOf = (shape: object): MemberOrder => Object.keys(shape).sort().map((key) => [key, JSON.stringify(key)] as const);
+const InfoMembers = orderOf(CheckoutInfo.shape);
+const LineItemMembers = orderOf(LineItem.shape);
+const ShopMembers = orderOf(ShopInformation.shape);
+const PriceMembers = orderOf(Price.shape);
+
+export function canonicalCheckoutInfo(info: CheckoutInfo): string {
+  return members(info, InfoMembers, (key, value) => {
+    switch (key) {
+      case 'lineItems':
+        return `[${(value as LineItem[]).map((l) => members(l, LineItemMembers, scalar)).join(',')}]`;
+      case 'price':
+        return members(value as Record<string, unknown>, PriceMembers, (_, v) => (typeof v === 'number' ? int(v) : perRate(v as Record<string, number>)));
+      case 'shop':
+        return members(value as Record<string, unknown>, ShopMembers, scalar);
+      default:
+        return scalar(key, value);
+    }
+  });
 }
 
-function lineItem(l: LineItem): string {
-  return (
-    `{"amount":${int(l.amount)},"id":${text(l.id)},"name":${text(l.name)},"price":${int(l.price)},"priceOrigin":${text(l.priceOrigin)}` +
-    `,"referenceUnit":${text(l.referenceUnit)},"refersTo":${l.refersTo === null ? 'null' : text(l.refersTo)},"saleRestriction":${text(l.saleRestriction)}` +
-    `,"scannedCode":${text(l.scannedCode)},"sku":${text(l.sku)},"taxRate":${text(l.taxRate)},"totalPrice":${int(l.totalPrice)},"type":${text(l.type)}` +
-    `,"units":${int(l.units)},"weight":${int(l.weight)},"weightUnit":${text(l.weightUnit)}}`
-  );
+function members(record: object, order: MemberOrder, write: (key: string, value: unknown) => string): string {
+  let text = '';
+  for (const [key, quoted] of order) {
+    const value = (record as Record<string, unknown>)[key];
+    if (value !== undefined) text += `${text ? ',' : '{'}${quoted}:${write(key, value)}`;
+  }
+  return text ? `${text}}` : '{}';
+}
+
+function scalar(_key: string, value: unknown): string {
+  if (typeof value === 'string') return text(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+  if (value === null) return 'null';
+  if (typeof value === 'boolean') return String(value);
+  const canonical = canonicalize(value);
+  if (canonical === undefined) throw new TypeError('a value without a JSON form');
+  return canonical;
 }
 
 function perRate(map: Record<string, number>): string {

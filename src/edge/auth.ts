@@ -7,8 +7,14 @@ import { AppError } from '../errors.js';
  * Every route under `/:project` declares who may call it in `config.auth`: the permissions its token
  * must carry, or `public`. The token must also be for the project in the path. Checked in onRequest,
  * before the body is read, so a refused request reads and changes nothing.
+ *
+ * Routes marked `basic: 'pos'` (the PoS routes) also take `Authorization: Basic` with one of the
+ * project's PoS credentials (subjects/pos-credentials.ts); every other route refuses Basic.
  */
-export type RouteAuth = 'public' | { permissions: readonly Permission[] };
+export type RouteAuth = 'public' | { permissions: readonly Permission[]; basic?: 'pos' };
+
+/** Checks a PoS credential of a project (a worker holds the hashes); rejects with a 403 AppError. */
+export type PosCredentialCheck = (project: string, user: string, password: string) => Promise<Principal>;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,42 +25,73 @@ declare module 'fastify' {
   }
 }
 
-export function registerAuth(app: FastifyInstance, verifier: TokenVerifier): void {
+export function registerAuth(app: FastifyInstance, verifier: TokenVerifier, checkPosCredential: PosCredentialCheck): void {
   app.decorateRequest('principal', null);
 
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith('/:project')) return;
     const auth = route.config?.auth;
     if (!auth) throw new Error(`${String(route.method)} ${route.url} must declare config.auth`);
-    if (auth !== 'public') documentPermissions(route, auth.permissions);
+    documentPermissions(route, auth);
   });
 
   app.addHook('onRequest', async (request) => {
     const auth = request.routeOptions.config.auth;
     if (!auth || auth === 'public') return;
-    request.principal = await authenticate(request, verifier, auth.permissions);
+    // The app SDKs send their token as Client-Token: the same JWT.
+    const clientToken = request.headers['client-token'];
+    const header = request.headers.authorization ?? (typeof clientToken === 'string' && clientToken ? `Bearer ${clientToken}` : '');
+    const principal = /^basic /i.test(header) && auth.basic === 'pos' ? await posPrincipal(request, header, checkPosCredential) : await tokenPrincipal(request, header, verifier);
+    request.principal = requirePermissions(principal, auth.permissions);
   });
 }
 
-async function authenticate(request: FastifyRequest, verifier: TokenVerifier, permissions: readonly Permission[]): Promise<Principal> {
-  const header = request.headers.authorization;
-  if (!header || !/^bearer /i.test(header)) throw AppError.forbidden('a bearer token is required');
+async function tokenPrincipal(request: FastifyRequest, header: string, verifier: TokenVerifier): Promise<Principal> {
+  if (!/^bearer /i.test(header)) throw AppError.forbidden('a bearer token is required (Authorization: Bearer, or Client-Token)');
   const principal = await verifier.verify(header.slice(7).trim());
   const { project } = request.params as { project?: string };
   if (principal.project !== project) throw AppError.forbidden(`the token is not valid for project ${project}`);
+  return principal;
+}
+
+/** A PoS credential of the path's project; a failed attempt is logged without its password. */
+async function posPrincipal(request: FastifyRequest, header: string, check: PosCredentialCheck): Promise<Principal> {
+  const { project = '' } = request.params as { project?: string };
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  const user = colon < 0 ? decoded : decoded.slice(0, colon);
+  try {
+    if (colon < 0) throw AppError.forbidden('invalid PoS credentials');
+    return await check(project, user, decoded.slice(colon + 1));
+  } catch (err) {
+    if (err instanceof AppError && err.status === 403) request.log.warn({ project, user: user.slice(0, 100), url: request.url }, 'PoS basic authentication failed');
+    throw err;
+  }
+}
+
+function requirePermissions(principal: Principal, permissions: readonly Permission[]): Principal {
   const missing = permissions.filter((p) => !principal.permissions.has(p));
   if (missing.length) throw AppError.forbidden(`the token lacks the permission ${missing.join(', ')}`);
   return principal;
 }
 
-function documentPermissions(route: RouteOptions, permissions: readonly Permission[]): void {
+function documentPermissions(route: RouteOptions, auth: RouteAuth): void {
   const schema = (route.schema ??= {}) as Record<string, unknown>;
   // The automatic HEAD route shares its GET route's schema object: document it once.
   if (schema['x-permissions']) return;
-  const needs = permissions.length ? `Permission: ${permissions.map((p) => `\`${p}\``).join(' and ')}.` : 'Any valid token for the project.';
+  let needs: string;
+  if (auth === 'public') {
+    needs = 'Public: no token needed.';
+    schema.security = [];
+    schema['x-permissions'] = [];
+  } else {
+    const { permissions, basic } = auth;
+    needs = permissions.length ? `Permission: ${permissions.map((p) => `\`${p}\``).join(' and ')}.` : 'Any valid token for the project.';
+    if (basic === 'pos') needs += ' Also takes `Authorization: Basic` with a PoS credential of the project (`/{project}/pos/credentials`).';
+    schema.security = basic === 'pos' ? [{ bearerAuth: [] }, { posBasicAuth: [] }] : [{ bearerAuth: [] }];
+    schema['x-permissions'] = [...permissions];
+  }
   schema.description = [schema.description, needs].filter(Boolean).join('\n\n');
-  schema.security = [{ bearerAuth: [] }];
-  schema['x-permissions'] = [...permissions];
 }
 
 /**

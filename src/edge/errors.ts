@@ -3,12 +3,14 @@ import FindMyWay from 'find-my-way';
 import { AppError, isAppError } from '../errors.js';
 
 /**
- * One error shape on the wire: `{type, message, details?}`, or `{error: {...}}` on the routes of
- * families the spec wraps (config.errorEnvelope). 5xx bodies never carry internals.
+ * One error shape on the wire: `{type, message, details?}`; `{error: {...}}` on the routes of
+ * families the spec wraps (config.errorEnvelope `wrapped`); and both at once on the checkout
+ * routes (`both`): the spec's fields at the top, repeated under `error`, where the app SDKs read
+ * them. 5xx bodies never carry internals.
  */
 declare module 'fastify' {
   interface FastifyContextConfig {
-    errorEnvelope?: 'plain' | 'wrapped';
+    errorEnvelope?: 'plain' | 'wrapped' | 'both';
   }
 }
 
@@ -34,7 +36,8 @@ export function toAppError(err: unknown): AppError {
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   if (error.status >= 500) request.log.error({ err: error.cause ?? error, url: request.url }, 'request failed');
   const body = error.body();
-  return reply.code(error.status).send(request.routeOptions.config?.errorEnvelope === 'wrapped' ? { error: body } : body);
+  const envelope = request.routeOptions.config?.errorEnvelope;
+  return reply.code(error.status).send(envelope === 'wrapped' ? { error: body } : envelope === 'both' ? { ...body, error: body } : body);
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

@@ -17,7 +17,12 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
           'Shop ids are strings everywhere. Where the spec types a shop id as int (Order, Closing, ClosingSchedule), the API carries the same string: one identity for a shop across the API.',
         ].join('\n\n'),
       },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          posBasicAuth: { type: 'http', scheme: 'basic', description: 'A PoS credential of the project (PoS routes only)' },
+        },
+      },
     },
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,

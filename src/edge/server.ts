@@ -5,9 +5,10 @@ import type { z } from 'zod';
 import type { TokenVerifier } from '../auth/tokens.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
+import { posCredentials } from '../../subjects/pos-credentials.js';
 import type { Logger } from '../logger.js';
 import type { ServiceClient } from '../messaging/client.js';
-import { registerAuth } from './auth.js';
+import { registerAuth, type PosCredentialCheck } from './auth.js';
 import { registerNdjson } from './batch.js';
 import { registerErrorHandling } from './errors.js';
 import { registerOpenApi } from './openapi.js';
@@ -20,6 +21,7 @@ import { couponRoutes } from './routes/coupons.js';
 import { closingRoutes } from './routes/closings.js';
 import { orderRoutes } from './routes/orders.js';
 import { posRoutes } from './routes/pos.js';
+import { posCredentialRoutes } from './routes/pos-credentials.js';
 import { pricingRoutes } from './routes/pricing.js';
 import { promotionRoutes } from './routes/promotions.js';
 import { receiptRoutes } from './routes/receipts.js';
@@ -53,6 +55,19 @@ const validatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema, httpPart 
  */
 const serializerCompiler = () => (data: unknown) => JSON.stringify(data);
 
+/** PoS credentials are checked by a worker (it holds their hashes); anything it refuses is a 403. */
+function posCredentialCheck(client: ServiceClient): PosCredentialCheck {
+  return async (project, user, password) => {
+    try {
+      const credential = await client.call(posCredentials.verify, { project, user, password });
+      return { sub: `pos:${credential.user}`, project, permissions: new Set(credential.permissions), posName: credential.name };
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) throw AppError.forbidden('invalid PoS credentials');
+      throw err;
+    }
+  };
+}
+
 /** The HTTP edge: auth, validation, OpenAPI, error mapping; every operation is a message to a worker. */
 export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   const { config, log } = deps;
@@ -71,7 +86,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
   registerNdjson(app);
-  registerAuth(app, deps.verifier);
+  registerAuth(app, deps.verifier, posCredentialCheck(deps.client));
   await registerOpenApi(app, deps.version);
   if (log.isLevelEnabled('info')) {
     // Installed only when the line would be written: a hook costs every request.
@@ -90,6 +105,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   checkoutRoutes(zodApp, deps.client);
   checkoutProcessRoutes(zodApp, deps.client);
   posRoutes(zodApp, deps.client);
+  posCredentialRoutes(zodApp, deps.client);
   orderRoutes(zodApp, deps.client);
   closingRoutes(zodApp, deps.client);
   couponRoutes(zodApp, deps.client, { publicBaseUrl: config.publicBaseUrl });

@@ -62,14 +62,19 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
     },
   });
 
+  const maxPayload = () => nc.info?.max_payload ?? 1024 * 1024;
+
   const failAll = (reason: AppError) => {
     for (const token of [...waiting.keys()]) settle(token)?.reject(reason);
   };
   void nc.closed().then(() => failAll(AppError.unavailable('the message broker is not reachable')));
 
   const send = (endpoint: Endpoint, request: unknown, options: CallOptions | undefined) => {
-    const token = (sequence++).toString(36);
     const payload = endpoint.codec.encode(request);
+    // A request the broker cannot carry is the client's too-large input, not an outage.
+    const size = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
+    if (size > maxPayload()) return Promise.reject(new AppError(413, 'payload_too_large', 'the request is too large to be handled'));
+    const token = (sequence++).toString(36);
     return new Promise<Msg>((resolve, reject) => {
       const timer = setTimeout(() => settle(token)?.reject(AppError.unavailable('the service did not answer in time')), options?.timeoutMs ?? timeoutMs);
       waiting.set(token, { resolve, reject, timer });
@@ -88,7 +93,7 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
       throwErrorReply(endpoint, msg);
       return msg.data;
     },
-    maxPayload: () => nc.info?.max_payload ?? 1024 * 1024,
+    maxPayload,
     close() {
       replies.unsubscribe();
       failAll(AppError.unavailable('the service is shutting down'));

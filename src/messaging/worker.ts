@@ -2,6 +2,7 @@ import { headers, type Msg, type NatsConnection, type Subscription } from '@nats
 import type { Logger } from 'pino';
 import { ErrorHeaders, type Endpoint, type ParsedRequestOf, type ReplyOf } from '../../subjects/contract.js';
 import { AppError, isAppError } from '../errors.js';
+import { describeUnstorable, findUnstorableText } from '../json.js';
 import type { Publisher } from './publisher.js';
 
 /**
@@ -91,5 +92,7 @@ function parseRequest(endpoint: Endpoint, msg: Msg): unknown {
   }
   const parsed = endpoint.request.safeParse(input);
   if (!parsed.success) throw AppError.validation(parsed.error, 'request');
+  const unstorable = findUnstorableText(parsed.data);
+  if (unstorable) throw AppError.badRequest(describeUnstorable(unstorable), [{ code: 'unstorable_text', path: unstorable.path.join('.'), message: unstorable.reason }]);
   return parsed.data;
 }

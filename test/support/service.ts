@@ -10,6 +10,7 @@ import { signToken } from '../../src/auth/tokens.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { freePort } from '../../src/infra/processes.js';
 import { startNatsServer } from '../../src/infra/nats.js';
+import { pino } from 'pino';
 import { createLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/service.js';
 import { createTestDatabase } from './database.js';
@@ -40,6 +41,8 @@ export interface TestService extends HttpClient {
 export interface TestServiceOptions {
   /** Environment on top of the test defaults (ROLE, REQUEST_TIMEOUT_MS, ...). */
   env?: Record<string, string>;
+  /** Receives the service's log lines (JSON text) at info level and above, for tests of what is logged. */
+  logLines?: (line: string) => void;
 }
 
 export interface TestInfrastructure {
@@ -88,7 +91,10 @@ export async function startTestService(t: Test, options: TestServiceOptions = {}
     LOG_LEVEL: 'silent',
     ...options.env,
   });
-  const service = await startService(config, createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
+  const log = options.logLines
+    ? pino({ level: 'info' }, { write: options.logLines })
+    : createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const service = await startService(config, log);
   const sql = postgres(infra.databaseUrl, { max: 2, onnotice: () => {} });
   const nc = await connect({ servers: infra.natsUrl });
   // tap runs teardowns last-registered first: this runs before the infrastructure's leak check.

@@ -21,18 +21,20 @@ const CreateErrors =
   'Errors: 400 `invalid_signature` (the checkout info is not exactly as signed), 400 `checkout_info_expired` (older than its time to live), ' +
   '400 `invalid_payment_method` (not among its availableMethods), 400 `bad_request`.';
 
-/** The permission each PATCH shape needs (the spec's table). */
-function permissionFor(change: CheckoutProcessChange): Permission {
-  if ('aborted' in change) return 'productsRead';
-  if ('paymentState' in change) return 'setPaymentState';
-  return 'updatePricingCheckoutProcess';
+/** The permissions a PATCH needs: each part its own (the spec's table). */
+function permissionsFor(change: CheckoutProcessChange): Permission[] {
+  const needed: Permission[] = [];
+  if (change.aborted) needed.push('productsRead');
+  if (change.paymentState) needed.push('setPaymentState');
+  if (change.pricing) needed.push('updatePricingCheckoutProcess');
+  return needed;
 }
 
 export function checkoutProcessRoutes(app: ZodApp, client: ServiceClient): void {
   app.post(
     '/:project/checkout/process',
     {
-      config: { auth: { permissions: ['productsRead'] } },
+      config: { auth: { permissions: ['productsRead'] }, errorEnvelope: 'both' },
       schema: {
         tags,
         summary: 'Create a checkout process from a signed checkout info',
@@ -51,7 +53,7 @@ export function checkoutProcessRoutes(app: ZodApp, client: ServiceClient): void 
   app.put(
     '/:project/checkout/process/:id',
     {
-      config: { auth: { permissions: ['productsRead'] } },
+      config: { auth: { permissions: ['productsRead'] }, errorEnvelope: 'both' },
       schema: {
         tags,
         summary: 'Create a checkout process with an id of your choosing, idempotently',
@@ -73,7 +75,7 @@ export function checkoutProcessRoutes(app: ZodApp, client: ServiceClient): void 
   app.get(
     '/:project/checkout/process/:id',
     {
-      config: { auth: { permissions: ['checkoutRead'] } },
+      config: { auth: { permissions: ['checkoutRead'] }, errorEnvelope: 'both' },
       schema: { tags, summary: 'Get a checkout process', params: ProcessParams, response: { 200: CheckoutProcess, ...ErrorResponses } },
     },
     async (request) => client.call(checkoutProcess.get, request.params),
@@ -82,7 +84,7 @@ export function checkoutProcessRoutes(app: ZodApp, client: ServiceClient): void 
   app.get(
     '/:project/checkout/process',
     {
-      config: { auth: { permissions: ['supervisor'] } },
+      config: { auth: { permissions: ['supervisor'] }, errorEnvelope: 'both' },
       schema: {
         tags,
         summary: 'The checkout processes of a shop, newest first (for supervisors)',
@@ -100,14 +102,14 @@ export function checkoutProcessRoutes(app: ZodApp, client: ServiceClient): void 
   app.patch(
     '/:project/checkout/process/:id',
     {
-      config: { auth: { permissions: [] } },
+      config: { auth: { permissions: [] }, errorEnvelope: 'both' },
       schema: {
         tags,
         summary: 'Abort a checkout process, set its payment state, or update its pricing',
         description: [
-          'Three shapes, each with its permission: `{aborted: true}` (productsRead), `{paymentState, paymentResult?}` (setPaymentState),',
-          '`{pricing}` (updatePricingCheckoutProcess; stored as given and sets `modified`).',
-          'Payment moves: pending → processing → successful or failed; pending → failed; pending or processing → transferred.',
+          'Shapes, each part with its permission: `{aborted: true}` (productsRead), `{paymentState, paymentResult?}` (setPaymentState),',
+          '`{pricing}` (updatePricingCheckoutProcess; stored as given with what can be derived filled in, and sets `modified`), or `{pricing, paymentState}` (both, applied in that order).',
+          'Payment moves: pending → processing, successful, failed or transferred; processing → successful, failed or transferred.',
           'successful, failed and transferred are final; an abort ends the process as failed. A move the machine does not allow is 409 `invalid_state_transition`',
           'with the process unchanged; so is `successful` before a required supervisor approval. Asking for the state the process is in answers 200 and changes nothing.',
         ].join(' '),
@@ -117,7 +119,7 @@ export function checkoutProcessRoutes(app: ZodApp, client: ServiceClient): void 
       },
     },
     async (request) => {
-      requirePermission(request, permissionFor(request.body));
+      for (const permission of permissionsFor(request.body)) requirePermission(request, permission);
       return client.call(checkoutProcess.change, { ...request.params, change: request.body });
     },
   );
@@ -125,7 +127,7 @@ export function checkoutProcessRoutes(app: ZodApp, client: ServiceClient): void 
   app.post(
     '/:project/checkout/process/:id/approval',
     {
-      config: { auth: { permissions: ['supervisor'] } },
+      config: { auth: { permissions: ['supervisor'] }, errorEnvelope: 'both' },
       schema: {
         tags,
         summary: 'Approve a checkout process as its supervisor',

@@ -10,12 +10,13 @@ export function checkoutRoutes(app: ZodApp, client: ServiceClient): void {
   app.post(
     '/:project/checkout/info',
     {
-      config: { auth: { permissions: ['productsRead'] } },
+      config: { auth: { permissions: ['productsRead'] }, errorEnvelope: 'both' },
       schema: {
         tags,
         summary: 'Price a cart into a signed checkout info with the payment methods it may use',
         description: [
-          'Errors: 400 `bad_shop_id` (shopID missing or malformed), 404 `shop_not_found`, 400 `bad_request` (the cart, with zod issues),',
+          'Cart items come as products, coupons (`couponID`) or deposit return vouchers (`type: depositReturnVoucher`); coupons and vouchers that cannot be used are `violations`, never a refusal.',
+          'Errors (`{type, message, details}`, repeated under `error`): 400 `bad_shop_id` (shopID missing or malformed), 404 `shop_not_found`, 400 `bad_request` (the cart, with zod issues),',
           '400 `invalid_cart_item` with every refused item in `details` as `{sku, type, message, id}`, 400 `no_available_method`.',
           'Item refusal types: product_not_found, sale_stop, not_for_sale, deposit_alone, max_sale_quantity, device_not_allowed, no_price, weight_required, no_tax_rate, invalid_code.',
         ].join(' '),

@@ -9,7 +9,7 @@ import { documentedBody, ErrorResponses, ProjectParams, type ZodApp } from '../s
 export const MergePatchType = 'application/merge-patch+json';
 
 const PosParams = ProjectParams.extend({ id: ProcessId });
-const update = { auth: { permissions: ['updatePricingCheckoutProcess'] } } as const;
+const update = { auth: { permissions: ['updatePricingCheckoutProcess'], basic: 'pos' } } as const;
 const tags = ['pos'];
 
 const Moves = [
@@ -33,6 +33,12 @@ function jsonObject(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
+/** A PoS that signed in with a credential and names no processedBy when it takes a checkout is the credential. */
+function withDefaultProcessedBy(request: FastifyRequest, patch: Record<string, unknown>): Record<string, unknown> {
+  const name = request.principal?.posName;
+  return name && patch.state === 'processing' && patch.processedBy === undefined ? { ...patch, processedBy: name } : patch;
+}
+
 /** The PoS handover: the checkout process seen by a point of sale (QR code `service:<id>`). */
 export function posRoutes(app: ZodApp, client: ServiceClient): void {
   // RFC 7386 bodies are JSON; Fastify's own parser keeps its protection against prototype poisoning.
@@ -41,7 +47,7 @@ export function posRoutes(app: ZodApp, client: ServiceClient): void {
   app.get(
     '/:project/pos/checkout/id/:id',
     {
-      config: { auth: { permissions: ['checkoutRead'] } },
+      config: { auth: { permissions: ['checkoutRead'], basic: 'pos' } },
       schema: { tags, summary: 'Get the PoS view of a checkout process', params: PosParams, response: { 200: PosCheckoutProcess, ...ErrorResponses } },
     },
     async (request) => client.call(pos.get, request.params),
@@ -64,7 +70,7 @@ export function posRoutes(app: ZodApp, client: ServiceClient): void {
       requireMediaType(request, 'application/json');
       const body = jsonObject(request.body);
       if (body.state === undefined) throw AppError.badRequest('a PoS checkout process names its state');
-      return client.call(pos.update, { ...request.params, patch: body });
+      return client.call(pos.update, { ...request.params, patch: withDefaultProcessedBy(request, body) });
     },
   );
 
@@ -84,7 +90,7 @@ export function posRoutes(app: ZodApp, client: ServiceClient): void {
     },
     async (request) => {
       requireMediaType(request, MergePatchType);
-      return client.call(pos.update, { ...request.params, patch: jsonObject(request.body) });
+      return client.call(pos.update, { ...request.params, patch: withDefaultProcessedBy(request, jsonObject(request.body)) });
     },
   );
 }
