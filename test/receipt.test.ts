@@ -213,6 +213,11 @@ t.test('answers the same receipt again, made once, with an ETag a client may rev
   t.equal(revalidated.headers.get('etag'), etag);
   t.equal((await receipt(order.id, orders, { 'if-none-match': `W/${etag}, "other"` })).status, 304, 'a list, weak comparison');
   t.equal((await receipt(order.id, orders, { 'if-none-match': '"other"' })).status, 200, 'another ETag gets the receipt');
+
+  const sdkPath = await fetch(`${svc.url}${p}/orders/id/${order.id}/receipt`, { headers: { authorization: `Bearer ${orders}` } });
+  t.equal(sdkPath.status, 200, 'also at the path the iOS SDK builds, /{project}/orders/id/{id}/receipt');
+  t.ok(Buffer.from(await sdkPath.arrayBuffer()).equals(first.bytes));
+  t.equal((await svc.request('GET', `${p}/orders/${order.id}`, { token: orders })).status, 200, 'the order itself is where it was');
 });
 
 t.test('makes a receipt once when many ask for it at the same moment', async (t) => {

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AppUserId, OrderId, PurchaseHistory, receipts, type ReceiptPart } from '../../../subjects/receipts.js';
 import { AppError } from '../../errors.js';
@@ -38,43 +38,40 @@ function readerOf(request: FastifyRequest): { appUserID?: string } {
 }
 
 export function receiptRoutes(app: ZodApp, client: ServiceClient): void {
-  app.get(
-    '/:project/orders/:id/receipt',
-    {
-      config: anyToken,
-      schema: {
-        tags,
-        summary: "Get an order's receipt (PDF)",
-        description:
-          'The receipt of a `final` order as `application/pdf`, made on the first request and kept (a final order never changes). ' +
-          'Answers with an `ETag` (a matching `If-None-Match` is `304`) and `Cache-Control: ' + CacheControl + '`. ' +
-          'An order that is not final has no receipt: `404 not_found`. ' +
-          'A token with the permission `ordersRead` reads every receipt; a token with an `appUserID` claim the receipts of that app user\'s orders, ' +
-          'and `403` for every other id, whether such an order exists or not.',
-        params: ReceiptParams,
-        response: {
-          200: { description: 'The receipt', content: { 'application/pdf': { schema: PdfBody } } },
-          304: EmptyBody.describe('Not modified: the If-None-Match header names the receipt\'s ETag'),
-          ...ErrorResponses,
-        },
-      },
+  const receiptSchema = (alias: boolean) => ({
+    tags,
+    summary: alias ? "Get an order's receipt (PDF): the path the iOS SDK builds" : "Get an order's receipt (PDF)",
+    description: alias
+      ? 'The same as `GET /{project}/orders/{id}/receipt`, at the path the iOS SDK (SnabbleNetwork) builds itself.'
+      : 'The receipt of a `final` order as `application/pdf`, made on the first request and kept (a final order never changes). ' +
+        'Answers with an `ETag` (a matching `If-None-Match` is `304`) and `Cache-Control: ' + CacheControl + '`. ' +
+        'An order that is not final has no receipt: `404 not_found`. ' +
+        "A token with the permission `ordersRead` reads every receipt; a token with an `appUserID` claim the receipts of that app user's orders, " +
+        'and `403` for every other id, whether such an order exists or not.',
+    params: ReceiptParams,
+    response: {
+      200: { description: 'The receipt', content: { 'application/pdf': { schema: PdfBody } } },
+      304: EmptyBody.describe("Not modified: the If-None-Match header names the receipt's ETag"),
+      ...ErrorResponses,
     },
-    async (request, reply) => {
-      const reader = readerOf(request);
-      const { project, id } = request.params;
-      const ifNoneMatch = request.headers['if-none-match'];
-      const first = await client.call(receipts.get, { project, id, ...reader, ...(ifNoneMatch && { ifNoneMatch: ifNoneMatch.slice(0, 2000) }) });
-      reply.header('etag', first.etag).header('cache-control', CacheControl);
-      if (first.notModified) return reply.code(304).send('');
-      reply
-        .type('application/pdf')
-        .header('content-length', first.size)
-        .header('content-disposition', `inline; filename="receipt-${id.replace(/[^\w.-]/g, '_')}.pdf"`);
-      const head = Buffer.from(first.data, 'base64');
-      if (first.next === null) return reply.send(head as never);
-      return reply.send(Readable.from(parts(client, { project, id, ...reader, etag: first.etag }, head, first.next)) as never);
-    },
-  );
+  });
+  const handler = async (request: FastifyRequest<{ Params: z.infer<typeof ReceiptParams> }>, reply: FastifyReply) => {
+    const reader = readerOf(request);
+    const { project, id } = request.params;
+    const ifNoneMatch = request.headers['if-none-match'];
+    const first = await client.call(receipts.get, { project, id, ...reader, ...(ifNoneMatch && { ifNoneMatch: ifNoneMatch.slice(0, 2000) }) });
+    reply.header('etag', first.etag).header('cache-control', CacheControl);
+    if (first.notModified) return reply.code(304).send('');
+    reply
+      .type('application/pdf')
+      .header('content-length', first.size)
+      .header('content-disposition', `inline; filename="receipt-${id.replace(/[^\w.-]/g, '_')}.pdf"`);
+    const head = Buffer.from(first.data, 'base64');
+    if (first.next === null) return reply.send(head);
+    return reply.send(Readable.from(parts(client, { project, id, ...reader, etag: first.etag }, head, first.next)));
+  };
+  app.get('/:project/orders/:id/receipt', { config: anyToken, schema: receiptSchema(false) }, handler);
+  app.get('/:project/orders/id/:id/receipt', { config: anyToken, schema: receiptSchema(true) }, handler);
 
   app.get(
     '/:project/users/:appUserID/orders',
