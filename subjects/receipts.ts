@@ -69,10 +69,6 @@ export const PurchaseHistory = z
   })
   .meta({ id: 'PurchaseHistory' });
 
-export function receiptPath(project: string, orderId: string): string {
-  return `/${project}/orders/${encodeURIComponent(orderId)}/receipt`;
-}
-
 export const receipts = {
   /**
    * The first part of an order's receipt, made and stored on the first request. Refused with 404

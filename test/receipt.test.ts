@@ -134,6 +134,7 @@ const squeeze = (text: string) => text.replace(/\s+/g, '');
 
 t.test('prints the receipt of a final order: shop, company, sale, every line, total, payment and tax table, adding up to the order', async (t) => {
   const order = await checkout({ discount: true });
+  t.same(order.links.receipt, { href: `${p}/orders/${order.id}/receipt` }, 'the order links its receipt');
   const res = await receipt(order.id, orders);
   t.equal(res.status, 200);
   t.equal(res.headers.get('content-type'), 'application/pdf');
@@ -231,6 +232,7 @@ t.test('makes a receipt once when many ask for it at the same moment', async (t)
 t.test('has no receipt for an order that is not final, nor for an order that does not exist', async (t) => {
   const failed = await checkout({ end: 'failed' });
   t.equal(failed.state, 'paymentFailed');
+  t.notOk(failed.links.receipt, 'and links none');
   const res = await receipt(failed.id, orders);
   t.equal(res.status, 404);
   t.equal(res.json.type, 'not_found');
