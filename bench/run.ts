@@ -1,5 +1,6 @@
 import { cpus } from 'node:os';
 import { checkoutInfoScenario } from './scenarios/checkout-info.js';
+import { closingScenario } from './scenarios/closing.js';
 import { fullFlowScenario } from './scenarios/full-flow.js';
 import { importScenario } from './scenarios/import.js';
 import { receiptScenario } from './scenarios/receipt.js';
@@ -14,6 +15,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
   import: importScenario,
   'checkout-info': checkoutInfoScenario,
   'full-flow': fullFlowScenario,
+  closing: closingScenario,
   receipt: receiptScenario,
 };
 

@@ -119,7 +119,7 @@ t.test('refuses a job for a shop that does not exist (400 naming shopID) and ans
   const nul = await postJob(svc, tokens.both, { shopID: 's1', deviceID: 'a\u0000b' });
   t.equal(nul.status, 400);
   t.match(nul.body.message, 'deviceID');
-  const [{ n }] = await svc.sql<{ n: number }[]>`select count(*)::int as n from closing_jobs where shop_id = 'nope' or device_id like 'a%b'`;
+  const n = (await svc.sql<{ n: number }[]>`select count(*)::int as n from closing_jobs where shop_id = 'nope' or device_id like 'a%b'`)[0]!.n;
   t.equal(n, 0, 'no job was stored');
   for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
     const unknown = await svc.request('GET', `${p}/closings/jobs/${id}`, { token: tokens.read });

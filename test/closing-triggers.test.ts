@@ -91,7 +91,7 @@ t.test('after a downtime the next tick makes one closing for everything missed, 
   t.same(rows.map((r) => r.trigger_key), [`${id}:2026-12-01T16:00:00.000Z`, `${id}:2026-12-04T16:00:00.000Z`]);
   t.same((await getClosing(svc, tokens.read, 'late', 1)).body.orders.map((o: any) => o.id), [first]);
   t.same((await getClosing(svc, tokens.read, 'late', 2)).body.orders.map((o: any) => o.id), missed, 'the second closing covers what was missed');
-  const [{ n }] = await svc.sql<{ n: number }[]>`select count(*)::int as n from closing_triggers where schedule_id = ${id}`;
+  const n = (await svc.sql<{ n: number }[]>`select count(*)::int as n from closing_triggers where schedule_id = ${id}`)[0]!.n;
   t.equal(n, 2, 'two claims');
 });
 
@@ -121,7 +121,7 @@ t.test('three worker sides ticking at once close each fire time exactly once', a
   const work: ClosingWork = { type: 'trigger', project: 'acme-test01', shopID: 'many', scheduleID: id, fireAt: claimed[5]!, mode: 'includeUntilExecution', includeAllStates: false, formats: [], location: 'Europe/Berlin' };
   await jetstream(svc.nc).publish(closingWorkSubject(work), JSON.stringify(work), { msgID: 'a-second-delivery' });
   await eventually('the second delivery to be consumed', async () => {
-    const [{ n }] = await svc.sql<{ n: number }[]>`select count(*)::int as n from outbox`;
+    const n = (await svc.sql<{ n: number }[]>`select count(*)::int as n from outbox`)[0]!.n;
     return n === 0 ? true : undefined;
   });
   await new Promise((resolve) => setTimeout(resolve, 1000));

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { crc32 } from 'node:zlib';
-import { Deflate, Zip, ZipDeflate, type ZipInputFile } from 'fflate';
+import { promisify } from 'node:util';
+import { constants, crc32, deflateRaw } from 'node:zlib';
+import { Zip, ZipDeflate, type ZipInputFile } from 'fflate';
 import { formatLocalDate, localDateOf } from '../../src/domain/closings/schedule.js';
 import { createAggregatedReceiptsWriter } from '../../src/domain/dsfinvk/aggregated-receipts.js';
 import { createDsfinvkWriter, StreamedTables, type ExportContext, type StreamedTable } from '../../src/domain/dsfinvk/export.js';
@@ -11,8 +12,9 @@ import type { Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
 import { eventSubject } from '../../subjects/events.js';
 import { logPath, type ClosingEvent, type LogFormat } from '../../subjects/closings.js';
-import { claimLogRun, dropStaged, finishLogRun, insertChunk, stagedChunks } from './log-sql.js';
-import { findClosing, ordersPage, type ClosingRow } from './sql.js';
+import { createChunkStore, type ChunkStore } from './chunk-store.js';
+import { claimLogRun, dropStaged, finishLogRun, stagedChunks } from './log-sql.js';
+import { findClosing, projectedOrdersPage, type ClosingRow, type ProjectedOrder } from './sql.js';
 
 /**
  * Writes the logs of a closing after it was stored (state not_present → present). The orders are
@@ -31,10 +33,11 @@ export interface LogWriterDeps {
   eventsWritten(): void;
 }
 
-const ChunkBytes = 256 * 1024;
 const OrdersPerPage = 2000;
 const StagedChunksPerRead = 16;
+/** Deflate level of the small members (fflate) and of the per-order members (zlib, in the thread pool). */
 const DeflateLevel = 6;
+const MemberLevel = 1;
 
 const utf8 = new TextEncoder();
 
@@ -57,8 +60,7 @@ async function writeLog(deps: LogWriterDeps, logId: string): Promise<void> {
   if (!closing) throw new Error(`log ${logId} has no closing`);
   const store = createChunkStore(sql, logId, generation);
   const started = performance.now();
-  if (target.format === 'dsfinvk_2023_03') await writeDsfinvk(deps, closing, store);
-  else await writeAggregatedReceipts(sql, closing, store);
+  const phases = target.format === 'dsfinvk_2023_03' ? await writeDsfinvk(deps, closing, store) : await writeAggregatedReceipts(sql, closing, store);
   await store.end(0);
   await dropStaged(sql, logId, generation);
 
@@ -79,10 +81,13 @@ async function writeLog(deps: LogWriterDeps, logId: string): Promise<void> {
     return { subject: eventSubject(closing.project, 'closing', closing.shop_id, 'logPresent'), payload };
   });
   if (finished) deps.eventsWritten();
-  deps.log.info({ logId, format: target.format, bytes: store.size(0), ms: Math.round(performance.now() - started), finished }, 'closing log written');
+  deps.log.info({ logId, format: target.format, bytes: store.size(0), ms: Math.round(performance.now() - started), phases, finished }, 'closing log written');
 }
 
-/** The closing's orders, page by page, parsed. */
+/**
+ * The closing's orders, page by page, with the members the logs read. The next page is asked for
+ * while the caller works on this one, so Postgres cuts it out of the documents meanwhile.
+ */
 async function* ordersOf(sql: Sql, closing: ClosingRow): AsyncGenerator<ExportOrder[]> {
   const scope = {
     project: closing.project,
@@ -91,21 +96,58 @@ async function* ordersOf(sql: Sql, closing: ClosingRow): AsyncGenerator<ExportOr
     last: Number(closing.last_order_sequence_number),
     includeAllStates: closing.include_all_states,
   };
+  const fetchFrom = (after: number) => projectedOrdersPage(sql, { ...scope, after }, OrdersPerPage).then((rows) => [...rows]);
+  let page = fetchFrom(scope.after);
   for (;;) {
-    const rows = await ordersPage(sql, scope, OrdersPerPage);
-    if (rows.length) yield rows.map((r) => JSON.parse(r.doc) as ExportOrder);
-    if (rows.length < OrdersPerPage) return;
-    scope.after = Number(rows.at(-1)!.sequence_number);
+    const rows = await page;
+    const full = rows.length === OrdersPerPage;
+    if (full) page = fetchFrom(Number(rows.at(-1)!.sequence_number));
+    if (rows.length) yield rows.map(toExportOrder);
+    if (!full) return;
   }
 }
 
-async function writeAggregatedReceipts(sql: Sql, closing: ClosingRow, store: ChunkStore): Promise<void> {
+function toExportOrder(row: ProjectedOrder): ExportOrder {
+  return {
+    id: row.id,
+    sequenceNumber: Number(row.sequence_number),
+    state: row.state,
+    startedAt: row.started_at,
+    finalizedAt: row.finalized_at,
+    paymentMethod: row.payment_method,
+    paidAmount: Number(row.paid_amount),
+    lineItems: (row.line_items ?? []) as ExportOrder['lineItems'],
+    price: row.price,
+    checkoutDevice: row.checkout_device ?? undefined,
+  };
+}
+
+async function writeAggregatedReceipts(sql: Sql, closing: ClosingRow, store: ChunkStore): Promise<Phases> {
+  const { phases, lap } = stopwatch();
   const writer = createAggregatedReceiptsWriter(closing.tax_rates, closing.currency);
   store.write(0, utf8.encode(writer.header));
   for await (const orders of ordersOf(sql, closing)) {
+    lap('fetch');
     store.write(0, utf8.encode(orders.map((o) => writer.row(o)).join('')));
+    lap('rows');
     await store.drain();
+    lap('drain');
   }
+  return phases;
+}
+
+/** Where a log's writing time goes (milliseconds per phase), for the log line that reports it. */
+type Phases = Record<'fetch' | 'rows' | 'push' | 'drain' | 'assemble', number>;
+
+function stopwatch() {
+  const phases: Phases = { fetch: 0, rows: 0, push: 0, drain: 0, assemble: 0 };
+  let mark = performance.now();
+  const lap = (phase: keyof Phases) => {
+    const now = performance.now();
+    phases[phase] += Math.round(now - mark);
+    mark = now;
+  };
+  return { phases, lap };
 }
 
 function exportContext(deps: LogWriterDeps, closing: ClosingRow): ExportContext {
@@ -134,38 +176,46 @@ function exportContext(deps: LogWriterDeps, closing: ClosingRow): ExportContext 
 
 interface StagedMember {
   part: number;
-  deflate: Deflate;
   crc: number;
   size: number;
   pieces: string[];
 }
 
-async function writeDsfinvk(deps: LogWriterDeps, closing: ClosingRow, store: ChunkStore): Promise<void> {
+const deflateSegment = promisify(deflateRaw);
+
+async function writeDsfinvk(deps: LogWriterDeps, closing: ClosingRow, store: ChunkStore): Promise<Phases> {
   const { sql } = deps;
   const ctx = exportContext(deps, closing);
-  const members = new Map<StreamedTable, StagedMember>(
-    StreamedTables.map((table, index) => {
-      const part = index + 1;
-      const deflate = new Deflate({ level: DeflateLevel }, (chunk) => store.write(part, chunk));
-      return [table, { part, deflate, crc: 0, size: 0, pieces: [] }];
-    }),
-  );
-  const push = (final: boolean) => {
-    for (const member of members.values()) {
+  const members = new Map<StreamedTable, StagedMember>(StreamedTables.map((table, index) => [table, { part: index + 1, crc: 0, size: 0, pieces: [] }]));
+  // Each page of a member is deflated on its own in the thread pool (a sync flush ends each
+  // segment on a byte boundary, so the segments make one deflate stream), while the next page is
+  // read and written; the segments reach the store in order.
+  let deflating: Promise<Array<[StagedMember, Buffer]>> = Promise.resolve([]);
+  const push = async (final: boolean) => {
+    const segments = [...members.values()].map(async (member): Promise<[StagedMember, Buffer]> => {
       const data = utf8.encode(member.pieces.join(''));
       member.pieces = [];
       member.crc = crc32(data, member.crc);
       member.size += data.length;
-      member.deflate.push(data, final);
-    }
+      return [member, await deflateSegment(data, { level: MemberLevel, finishFlush: final ? constants.Z_FINISH : constants.Z_SYNC_FLUSH })];
+    });
+    const previous = deflating;
+    deflating = Promise.all(segments);
+    for (const [member, segment] of await previous) store.write(member.part, segment);
   };
   const writer = createDsfinvkWriter(ctx, (table, text) => members.get(table)!.pieces.push(text));
+  const { phases, lap } = stopwatch();
   for await (const orders of ordersOf(sql, closing)) {
+    lap('fetch');
     for (const order of orders) writer.addOrder(order);
-    push(false);
+    lap('rows');
+    await push(false);
+    lap('push');
     await store.drain();
+    lap('drain');
   }
-  push(true);
+  await push(true);
+  for (const [member, segment] of await deflating) store.write(member.part, segment);
   for (const member of members.values()) await store.end(member.part);
   const tables = writer.finish();
 
@@ -207,64 +257,7 @@ async function writeDsfinvk(deps: LogWriterDeps, closing: ClosingRow, store: Chu
     file.ondata!(null, new Uint8Array(0), true);
   }
   zip.end();
+  lap('assemble');
   if (failure) throw new Error('the zip could not be written', { cause: failure });
-}
-
-interface ChunkStore {
-  logId: string;
-  generation: string;
-  /** Appends bytes to a part; full chunks are written in the background (await drain). */
-  write(part: number, data: Uint8Array): void;
-  /** Waits for the chunks written so far. */
-  drain(): Promise<void>;
-  /** Writes what is left of a part as its last chunk, and waits. */
-  end(part: number): Promise<void>;
-  size(part: number): number;
-}
-
-function createChunkStore(sql: Sql, logId: string, generation: string): ChunkStore {
-  const parts = new Map<number, { buffers: Uint8Array[]; length: number; n: number; size: number }>();
-  let pending: Array<Promise<void>> = [];
-  const partOf = (part: number) => {
-    let state = parts.get(part);
-    if (!state) {
-      state = { buffers: [], length: 0, n: 0, size: 0 };
-      parts.set(part, state);
-    }
-    return state;
-  };
-  const cut = (part: number) => {
-    const state = partOf(part);
-    if (!state.length) return;
-    const chunk = Buffer.concat(state.buffers, state.length);
-    state.buffers = [];
-    state.length = 0;
-    const written = insertChunk(sql, logId, generation, part, state.n++, chunk);
-    // Awaited in drain(); handled here so a failure before then is not an unhandled rejection.
-    written.catch(() => {});
-    pending.push(written);
-  };
-  const drain = async () => {
-    const waiting = pending;
-    pending = [];
-    await Promise.all(waiting);
-  };
-  return {
-    logId,
-    generation,
-    write(part, data) {
-      if (!data.length) return;
-      const state = partOf(part);
-      state.buffers.push(data);
-      state.length += data.length;
-      state.size += data.length;
-      if (state.length >= ChunkBytes) cut(part);
-    },
-    drain,
-    async end(part) {
-      cut(part);
-      await drain();
-    },
-    size: (part) => parts.get(part)?.size ?? 0,
-  };
+  return phases;
 }

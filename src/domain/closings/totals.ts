@@ -94,6 +94,8 @@ export function rateNumber(rate: string): number {
 
 export interface TotalsAccumulator {
   add(order: ClosingOrder): void;
+  /** Sums worked out elsewhere (by Postgres, for orders whose figures are complete), as `add` would have. */
+  addSums(sums: { rates: RateFigures[]; payments: PaymentShare[] }): void;
   result(): ClosingTotals;
 }
 
@@ -102,18 +104,26 @@ export function createTotals(): TotalsAccumulator {
   const byRate = new Map<string, { net: number; tax: number; total: number }>();
   const byMethod = new Map<string, number>();
   let total = 0;
+  const addRate = (figures: RateFigures) => {
+    const sum = byRate.get(figures.rate) ?? { net: 0, tax: 0, total: 0 };
+    sum.net += figures.net;
+    sum.tax += figures.tax;
+    sum.total += figures.gross;
+    byRate.set(figures.rate, sum);
+  };
+  const addPayment = (method: string, amount: number) => {
+    byMethod.set(method, (byMethod.get(method) ?? 0) + amount);
+    total += amount;
+  };
   return {
     add(order) {
       if (order.state !== 'final') return;
-      for (const figures of orderRates(order)) {
-        const sum = byRate.get(figures.rate) ?? { net: 0, tax: 0, total: 0 };
-        sum.net += figures.net;
-        sum.tax += figures.tax;
-        sum.total += figures.gross;
-        byRate.set(figures.rate, sum);
-      }
-      byMethod.set(order.paymentMethod, (byMethod.get(order.paymentMethod) ?? 0) + order.paidAmount);
-      total += order.paidAmount;
+      for (const figures of orderRates(order)) addRate(figures);
+      addPayment(order.paymentMethod, order.paidAmount);
+    },
+    addSums(sums) {
+      for (const figures of sums.rates) addRate(figures);
+      for (const payment of sums.payments) addPayment(payment.paymentMethod, payment.amount);
     },
     result() {
       const rates = [...byRate.keys()].sort(byRateDescending);

@@ -28,6 +28,17 @@ export const AlwaysListedVatKeys = [1, 2, 5, 6];
  * 2600), as the standard allows for rates it does not list.
  */
 export function vatKeyOf(rate: string): VatKey {
+  let key = keys.get(rate);
+  if (!key) {
+    key = keyOfRate(rate);
+    if (keys.size < 1000) keys.set(rate, key);
+  }
+  return key;
+}
+
+const keys = new Map<string, VatKey>();
+
+function keyOfRate(rate: string): VatKey {
   if (rate.trim() === '') return StandardVatKeys[4]!;
   const value = rateNumber(rate);
   if (value === 0) return StandardVatKeys[5]!;

@@ -34,22 +34,29 @@ export function text(value: string, maxLength: number): string {
 
 /** A number with exactly `accuracy` fraction digits and a decimal comma; rounded half away from zero. */
 export function decimal(value: number | Fixed, accuracy: number): string {
-  const { units, scale } = typeof value === 'number' ? { units: value, scale: 0 } : value;
-  let scaled: bigint;
+  const units = typeof value === 'number' ? value : value.units;
+  const scale = typeof value === 'number' ? 0 : value.scale;
+  // Plain numbers while they are exact (amounts below 2^53 of the smallest unit); BigInt beyond.
   if (accuracy >= scale) {
-    scaled = BigInt(units) * 10n ** BigInt(accuracy - scale);
-  } else {
-    const divisor = 10n ** BigInt(scale - accuracy);
-    const magnitude = BigInt(Math.abs(units));
-    let quotient = magnitude / divisor;
-    if ((magnitude % divisor) * 2n >= divisor) quotient += 1n;
-    scaled = units < 0 ? -quotient : quotient;
+    const scaled = units * Powers[accuracy - scale]!;
+    if (Number.isSafeInteger(scaled)) return withComma(Math.abs(scaled).toString(), accuracy, scaled < 0);
+    const big = BigInt(units) * 10n ** BigInt(accuracy - scale);
+    return withComma((big < 0n ? -big : big).toString(), accuracy, big < 0n);
   }
-  const negative = scaled < 0n;
-  const digits = (negative ? -scaled : scaled).toString().padStart(accuracy + 1, '0');
-  const whole = digits.slice(0, digits.length - accuracy);
-  const body = accuracy > 0 ? `${whole},${digits.slice(digits.length - accuracy)}` : whole;
-  return negative && /[1-9]/.test(body) ? `-${body}` : body;
+  const divisor = 10n ** BigInt(scale - accuracy);
+  const magnitude = BigInt(Math.abs(units));
+  let quotient = magnitude / divisor;
+  if ((magnitude % divisor) * 2n >= divisor) quotient += 1n;
+  return withComma(quotient.toString(), accuracy, units < 0 && quotient > 0n);
+}
+
+const Powers = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000];
+
+function withComma(digits: string, accuracy: number, negative: boolean): string {
+  if (accuracy === 0) return negative && digits !== '0' ? `-${digits}` : digits;
+  const padded = digits.length > accuracy ? digits : digits.padStart(accuracy + 1, '0');
+  const body = `${padded.slice(0, padded.length - accuracy)},${padded.slice(padded.length - accuracy)}`;
+  return negative && /[1-9]/.test(padded) ? `-${body}` : body;
 }
 
 /** The header record of a table: its column names. */
@@ -57,24 +64,41 @@ export function headerOf(table: Table): string {
   return table.columns.map((c) => c.name).join(ColumnDelimiter) + RecordDelimiter;
 }
 
+/**
+ * A writer of a table's records that start with the same values (the closing's key): `values` are
+ * the rest, in column order. `scales` gives number columns their unit: a plain number in a column
+ * of scale 2 is hundredths (an amount in cents); columns not named count whole units.
+ */
+export function rowWriter(table: Table, prefix: readonly Value[], scales: Readonly<Record<string, number>> = {}): (values: readonly Value[]) => string {
+  const { columns } = table;
+  const scaleOf = columns.map((c) => scales[c.name] ?? 0);
+  const head = prefix.map((value, i) => field(table, i, value, scaleOf[i]!)).join(ColumnDelimiter);
+  const start = prefix.length;
+  // Fields are joined once, so a record is one flat string (a string built with += is a tree of
+  // its parts, which lives on until the page is written and costs the collector dearly).
+  const parts: string[] = new Array<string>(columns.length - start + 2);
+  return (values) => {
+    if (values.length + start !== columns.length) throw new Error(`${table.file}: ${values.length + start} values for ${columns.length} columns`);
+    let n = 0;
+    if (start > 0) parts[n++] = head;
+    for (let i = 0; i < values.length; i++) parts[n++] = field(table, start + i, values[i]!, scaleOf[start + i]!);
+    parts.length = n;
+    return parts.join(ColumnDelimiter) + RecordDelimiter;
+  };
+}
+
 /** One record of a table; `values` in column order. */
 export function rowOf(table: Table, values: readonly Value[]): string {
-  const { columns } = table;
-  if (values.length !== columns.length) throw new Error(`${table.file}: ${values.length} values for ${columns.length} columns`);
-  let row = '';
-  for (let i = 0; i < columns.length; i++) {
-    const type = columns[i]!.type;
-    const value = values[i];
-    if (i > 0) row += ColumnDelimiter;
-    if (value === null || value === undefined) {
-      if (type.kind === 'text') row += '""';
-      continue;
-    }
-    if (type.kind === 'text') row += text(String(typeof value === 'object' ? '' : value), type.maxLength);
-    else if (typeof value === 'string') throw new Error(`${table.file}: text for the number column ${columns[i]!.name}`);
-    else row += decimal(value, type.accuracy);
-  }
-  return row + RecordDelimiter;
+  return rowWriter(table, [])(values);
+}
+
+function field(table: Table, index: number, value: Value, scale: number): string {
+  const column = table.columns[index]!;
+  const type = column.type;
+  if (value === null || value === undefined) return type.kind === 'text' ? '""' : '';
+  if (type.kind === 'text') return text(typeof value === 'object' ? '' : String(value), type.maxLength);
+  if (typeof value === 'string') throw new Error(`${table.file}: text for the number column ${column.name}`);
+  return decimal(typeof value === 'number' && scale ? { units: value, scale } : value, type.accuracy);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { minorUnitDigits } from '../money.js';
 import { wallTimeOf } from '../closings/schedule.js';
 import { AlwaysListedVatKeys, countryCodeOf, paymentTypeOf, StandardVatKeys, vatKeyOf, type VatKey } from './codes.js';
-import { fixed, headerOf, idOf, rowOf, type Value } from './csv.js';
+import { headerOf, idOf, rowWriter, type Value } from './csv.js';
 import { positionsOf, type ExportOrder } from './orders.js';
 import { Tables, TaxonomyVersion, type TableKey } from './tables.js';
 
@@ -56,22 +56,49 @@ const NoTse = 'Keine TSE im Einsatz: Selbstbedienungskasse (Self-Checkout) ohne 
 
 /** ISO 8601 with the zone's offset, without fractions: `2026-11-22T18:00:01+01:00`. */
 export function isoInZone(instant: Date, zone: string): string {
-  const at = Math.floor(instant.getTime() / 1000) * 1000;
-  const wall = wallTimeOf(at, zone);
-  const offsetMinutes = Math.round((wall - at) / 60_000);
-  const sign = offsetMinutes < 0 ? '-' : '+';
-  const abs = Math.abs(offsetMinutes);
-  const offset = `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
-  return `${new Date(wall).toISOString().slice(0, 19)}${offset}`;
+  return createZonedFormat(zone)(instant.getTime());
 }
+
+/**
+ * isoInZone for many instants of one zone: the offset is looked up once per quarter hour (zones
+ * change their offset only at such boundaries), not once per instant.
+ */
+function createZonedFormat(zone: string): (ms: number) => string {
+  const offsets = new Map<number, { ms: number; text: string }>();
+  return (ms) => {
+    const at = Math.floor(ms / 1000) * 1000;
+    const bucket = Math.floor(at / QuarterHour);
+    let offset = offsets.get(bucket);
+    if (!offset) {
+      const minutes = Math.round((wallTimeOf(at, zone) - at) / 60_000);
+      const abs = Math.abs(minutes);
+      const text = `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+      offset = { ms: minutes * 60_000, text };
+      if (offsets.size > 10_000) offsets.clear();
+      offsets.set(bucket, offset);
+    }
+    return `${new Date(at + offset.ms).toISOString().slice(0, 19)}${offset.text}`;
+  };
+}
+
+const QuarterHour = 15 * 60_000;
+
+/** The number columns that hold amounts of money. */
+const MoneyColumns = [
+  'Z_SE_ZAHLUNGEN', 'Z_SE_BARZAHLUNGEN', 'Z_UMS_BRUTTO', 'Z_UMS_NETTO', 'Z_UST', 'Z_ZAHLART_BETRAG', 'ZAHLART_BETRAG_WAEH', 'UMS_BRUTTO',
+  'BON_BRUTTO', 'BON_NETTO', 'BON_UST', 'ZAHLWAEH_BETRAG', 'BASISWAEH_BETRAG', 'POS_BRUTTO', 'POS_NETTO', 'POS_UST',
+];
 
 export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTable, text: string) => void): DsfinvkWriter {
   const kasse = idOf(ctx.shopId, 50);
   const created = isoInZone(ctx.createdAt, ctx.zone);
   const key: Value[] = [kasse, created, ctx.closingNumber];
   const digits = minorUnitDigits(ctx.currency);
-  const money = (units: number) => fixed(units, digits);
-  const time = (iso: string) => isoInZone(new Date(iso), ctx.zone);
+  // Amounts travel as integers of the currency's subunit; the row writers know their scale.
+  const scales: Record<string, number> = { STK_BR: 5, UST_SATZ: 2 };
+  for (const name of MoneyColumns) scales[name] = digits;
+  const zoned = createZonedFormat(ctx.zone);
+  const time = (iso: string) => zoned(Date.parse(iso));
 
   const usedVatKeys = new Map<number, VatKey>();
   const businessCases = new Map<string, { type: string; vatKey: number; gross: number; net: number; tax: number }>();
@@ -82,7 +109,8 @@ export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTa
 
   for (const table of StreamedTables) sink(table, headerOf(Tables[table]));
 
-  const row = (table: StreamedTable, values: Value[]) => sink(table, rowOf(Tables[table], [...key, ...values]));
+  const writers = new Map(StreamedTables.map((table) => [table, rowWriter(Tables[table], key, scales)]));
+  const row = (table: StreamedTable, values: Value[]) => sink(table, writers.get(table)!(values));
 
   return {
     addOrder(order) {
@@ -95,7 +123,7 @@ export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTa
       const paid = final ? order.paidAmount : 0;
       row('transactions', [
         bonId, order.sequenceNumber, final ? 'Beleg' : 'AVBelegabbruch', '', terminal, '0', time(order.startedAt), time(order.finalizedAt),
-        Operator.id, Operator.name, money(paid), '', '', '', '', '', '', '', '', '',
+        Operator.id, Operator.name, paid, '', '', '', '', '', '', '', '', '',
       ]);
       row('transactionsTse', [bonId, null, null, '', '', 'Kassenbeleg-V1', null, '', NoTse, '']);
       if (!final) return;
@@ -103,13 +131,13 @@ export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTa
       const { vat, positions } = positionsOf(order, ctx.currency);
       for (const { vatKey, rate } of vat) {
         usedVatKeys.set(vatKey, vatKeyOf(rate.rate));
-        row('transactionsVat', [bonId, vatKey, money(rate.gross), money(rate.net), money(rate.tax)]);
+        row('transactionsVat', [bonId, vatKey, rate.gross, rate.net, rate.tax]);
       }
       for (const p of positions) {
         row('lines', [
-          bonId, p.line, '', p.text, terminal, p.businessCase, '', '0', '0', 0, p.sku, p.gtin, '', '', p.quantity, 1, p.unit, fixed(p.unitPrice, 5),
+          bonId, p.line, '', p.text, terminal, p.businessCase, '', '0', '0', 0, p.sku, p.gtin, '', '', p.quantity, 1, p.unit, p.unitPrice,
         ]);
-        row('linesVat', [bonId, p.line, p.vatKey, money(p.gross), money(p.net), money(p.tax)]);
+        row('linesVat', [bonId, p.line, p.vatKey, p.gross, p.net, p.tax]);
         const caseKey = `${p.businessCase}\u0000${p.vatKey}`;
         const sum = businessCases.get(caseKey) ?? { type: p.businessCase, vatKey: p.vatKey, gross: 0, net: 0, tax: 0 };
         sum.gross += p.gross;
@@ -118,7 +146,7 @@ export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTa
         businessCases.set(caseKey, sum);
       }
       const type = paymentTypeOf(order.paymentMethod);
-      row('datapayment', [bonId, type, order.paymentMethod, ctx.currency, money(paid), money(paid)]);
+      row('datapayment', [bonId, type, order.paymentMethod, ctx.currency, paid, paid]);
       const paymentKey = `${type}\u0000${order.paymentMethod}`;
       const payment = payments.get(paymentKey) ?? { type, name: order.paymentMethod, amount: 0 };
       payment.amount += paid;
@@ -129,7 +157,8 @@ export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTa
       const files = new Map<TableKey, string>();
       const table = (name: TableKey, rows: Value[][]) => {
         const t = Tables[name];
-        files.set(name, headerOf(t) + rows.map((values) => rowOf(t, [...key, ...values])).join(''));
+        const write = rowWriter(t, key, scales);
+        files.set(name, headerOf(t) + rows.map(write).join(''));
       };
       const paymentRows = [...payments.values()].sort((a, b) => (a.type + a.name < b.type + b.name ? -1 : 1));
       const allPayments = paymentRows.reduce((sum, p) => sum + p.amount, 0);
@@ -138,7 +167,7 @@ export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTa
 
       table('cashpointclosing', [[
         ctx.bookingDay, TaxonomyVersion, firstBon, lastBon, company.name, company.street, company.zip, company.city,
-        countryCodeOf(company.country), company.taxNumber, company.vatID, money(allPayments), money(cash),
+        countryCodeOf(company.country), company.taxNumber, company.vatID, allPayments, cash,
       ]]);
       table('location', [[location.name, location.street, location.zip, location.city, countryCodeOf(location.country), company.vatID]]);
       table('cashregister', [[ctx.software.brand, 'Self-Checkout', kasse, ctx.software.brand, ctx.software.version, ctx.currency, '0']]);
@@ -147,12 +176,12 @@ export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTa
       table('tse', []);
       const vatKeys = new Map<number, VatKey>(StandardVatKeys.filter((k) => AlwaysListedVatKeys.includes(k.key)).map((k) => [k.key, k]));
       for (const [k, v] of usedVatKeys) vatKeys.set(k, v);
-      table('vat', [...vatKeys.values()].sort((a, b) => a.key - b.key).map((k) => [k.key, fixed(Math.round(k.rate * 100), 2), k.description]));
+      table('vat', [...vatKeys.values()].sort((a, b) => a.key - b.key).map((k) => [k.key, Math.round(k.rate * 100), k.description]));
       table('businesscases', [...businessCases.values()]
         .sort((a, b) => (a.type === b.type ? a.vatKey - b.vatKey : a.type < b.type ? -1 : 1))
-        .map((c) => [c.type, '', 0, c.vatKey, money(c.gross), money(c.net), money(c.tax)]));
-      table('payment', paymentRows.map((p) => [p.type, p.name, money(p.amount)]));
-      table('cashPerCurrency', [[ctx.currency, money(cash)]]);
+        .map((c) => [c.type, '', 0, c.vatKey, c.gross, c.net, c.tax]));
+      table('payment', paymentRows.map((p) => [p.type, p.name, p.amount]));
+      table('cashPerCurrency', [[ctx.currency, cash]]);
       table('allocationGroups', []);
       table('references', []);
       table('itemamounts', []);

@@ -87,7 +87,7 @@ export function positionsOf(order: ExportOrder, currency: string): { vat: BelegV
       const difference = target.gross - gross;
       group.push({
         line: `A${balancing}`, text: 'Ausgleich zur Bonsumme', businessCase: 'Umsatz', sku: '', gtin: '', quantity: 1, unit: 'Stück',
-        vatKey: key, gross: difference, net: 0, tax: rate === '' ? 0 : taxIncluded(difference, rate), unitPrice: scaleTo5(difference, 1, digits),
+        vatKey: key, gross: difference, net: 0, tax: taxOf(difference, rate), unitPrice: scaleTo5(difference, 1, digits),
       });
     }
     if (!group.length) continue;
@@ -102,6 +102,26 @@ export function positionsOf(order: ExportOrder, currency: string): { vat: BelegV
   positions.sort((a, b) => placeOrder(a.line) - placeOrder(b.line));
   return { vat: rates.map((rate) => ({ vatKey: vatKeyOf(rate.rate).key, rate })), positions };
 }
+
+/** The tax a gross amount includes at a rate: tax.ts's rule, in plain numbers while they are exact. */
+function taxOf(gross: number, rate: string): number {
+  if (rate === '' || gross === 0) return 0;
+  let parsed = Rates.get(rate);
+  if (!parsed) {
+    const [whole = '0', fraction = ''] = rate.split('.');
+    const scale = 10 ** fraction.length;
+    const r = Number(whole) * scale + Number(fraction || '0');
+    parsed = { r, denominator: 100 * scale + r };
+    Rates.set(rate, parsed);
+  }
+  const numerator = Math.abs(gross) * parsed.r;
+  if (!Number.isSafeInteger(numerator) || !Number.isFinite(parsed.r)) return taxIncluded(gross, rate);
+  let quotient = Math.floor(numerator / parsed.denominator);
+  if ((numerator - quotient * parsed.denominator) * 2 >= parsed.denominator) quotient += 1;
+  return gross < 0 ? -quotient : quotient;
+}
+
+const Rates = new Map<string, { r: number; denominator: number }>();
 
 function positionOfLine(line: ExportLine, place: string, vatKey: number, rate: string, digits: number): Position {
   const gross = line.totalPrice ?? 0;
@@ -118,7 +138,7 @@ function positionOfLine(line: ExportLine, place: string, vatKey: number, rate: s
     vatKey,
     gross,
     net: 0,
-    tax: rate === '' ? 0 : taxIncluded(gross, rate),
+    tax: taxOf(gross, rate),
     unitPrice: scaleTo5(gross, quantity, digits),
   };
 }
@@ -130,5 +150,11 @@ function placeOrder(line: string): number {
 
 /** gross / quantity in 1/100000 of the currency unit. */
 function scaleTo5(gross: number, quantity: number, digits: number): number {
+  if (digits <= 5 && Number.isSafeInteger(gross * 10 ** (5 - digits))) {
+    const numerator = Math.abs(gross) * 10 ** (5 - digits);
+    let quotient = Math.floor(numerator / quantity);
+    if ((numerator - quotient * quantity) * 2 >= quantity) quotient += 1;
+    return gross < 0 ? -quotient : quotient;
+  }
   return divideRounded(BigInt(gross) * 10n ** BigInt(Math.max(0, 5 - digits)), BigInt(quantity) * 10n ** BigInt(Math.max(0, digits - 5)));
 }
