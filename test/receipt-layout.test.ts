@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import t from 'tap';
+import { loadConfig } from '../src/config.js';
 import { receiptLayout } from '../src/domain/receipt/layout.js';
 import { readReceiptOrder, type ReceiptSettings } from '../src/domain/receipt/source.js';
 import { checkoutPrice } from '../src/domain/tax.js';
@@ -96,4 +97,16 @@ t.test("prints a line that refers to another right under it, else in the order's
     { id: 'x', type: 'coupon', refersTo: 'missing', name: 'Gutschein', amount: 1, totalPrice: 0 },
   ]), settings, berlin);
   t.same(layout.lines.map((l) => l.text), ['Kaffee', 'Kaffee -1 €', 'Wasser', 'Pfand 0,25', 'Warenkorbrabatt', 'Coupon: Gutschein']);
+});
+
+t.test('takes the receipt options from the environment, refusing a time zone Intl does not know', async (t) => {
+  const base = { NATS_URL: 'nats://127.0.0.1:4222' };
+  t.same(loadConfig(base).receipts, { timeZone: 'Europe/Berlin', partBytes: 524288, renderThreads: 1 }, 'the defaults');
+  t.same(loadConfig({ ...base, RECEIPT_TIME_ZONE: 'America/New_York', RECEIPT_PART_BYTES: '4096', RECEIPT_RENDER_THREADS: '0' }).receipts, {
+    timeZone: 'America/New_York',
+    partBytes: 4096,
+    renderThreads: 0,
+  });
+  t.throws(() => loadConfig({ ...base, RECEIPT_TIME_ZONE: 'Mars/Olympus' }), { name: 'ConfigError', message: /RECEIPT_TIME_ZONE/ });
+  t.throws(() => loadConfig({ ...base, RECEIPT_PART_BYTES: '2000000' }), { name: 'ConfigError', message: /RECEIPT_PART_BYTES/ });
 });
