@@ -34,10 +34,22 @@ export function createReceiptsActor(deps: ReceiptsDeps): Route[] {
   const partChars = (partBytes / 3) * 4;
   const renderer = createReceiptRenderer({ threads: deps.renderThreads, fonts: deps.fonts });
 
-  const make = async (project: string, id: string, doc: string): Promise<db.StoredReceipt> => {
+  const render = async (project: string, id: string, doc: string): Promise<db.StoredReceipt> => {
     const order = readReceiptOrder(JSON.parse(doc));
     const pdf = await renderer.render({ order, settings: await readSettings(sql, project), timeZone });
     return db.storeReceipt(sql, project, id, { etag: etagOf(pdf), size: pdf.length, base64: pdf.toString('base64') }, partChars);
+  };
+  // Requests for a receipt that is being made wait for it rather than making it again (in this
+  // process; across processes the store keeps the first).
+  const making = new Map<string, Promise<db.StoredReceipt>>();
+  const make = (project: string, id: string, doc: string): Promise<db.StoredReceipt> => {
+    const key = `${project}/${id}`;
+    let pending = making.get(key);
+    if (!pending) {
+      pending = render(project, id, doc).finally(() => making.delete(key));
+      making.set(key, pending);
+    }
+    return pending;
   };
 
   return [
