@@ -58,7 +58,7 @@ export const ClosingScheduleInput = z
     batchFormats: Formats.default([]).describe('Stored and returned; this platform generates no batch logs'),
   })
   .refine((s) => s.hour < 24 || s.minute === 0, { message: 'with hour 24 (the end of the day) minute must be 0', path: ['minute'] })
-  .meta({ id: 'ClosingScheduleInput' });
+  .meta({ id: 'ClosingScheduleBody' });
 export type ClosingScheduleInput = z.output<typeof ClosingScheduleInput>;
 
 export const ClosingSchedule = z

@@ -19,6 +19,8 @@ export interface ClosedShop {
   sequenceNumber: number;
 }
 
+const IncompletePage = 1000;
+
 export async function closeShop(sql: Sql, work: ClosingWork, now: () => Date = () => new Date()): Promise<ClosedShop | null> {
   const { project, shopID: shopId } = work;
   // Read before the lock: the company data and the shop as they are when the closing is made.
@@ -66,8 +68,13 @@ export async function closeShop(sql: Sql, work: ClosingWork, now: () => Date = (
     totals.addSums(sums);
     const finalOrders = sums.count;
     // Rare: pricings without (consistent) tax figures; worked out per order, as the export does.
-    for (const r of sums.incomplete) {
-      totals.add({ state: 'final', paidAmount: Number(r.paid), paymentMethod: r.method, price: r.price, lineItems: r.line_items ?? undefined });
+    for (let from = after; sums.incomplete > 0; ) {
+      const rows = await db.incompleteOrders(tx, project, shopId, from, last, IncompletePage);
+      for (const r of rows) {
+        totals.add({ state: 'final', paidAmount: Number(r.paid), paymentMethod: r.method, price: r.price, lineItems: r.line_items ?? undefined });
+      }
+      if (rows.length < IncompletePage) break;
+      from = Number(rows.at(-1)!.sequence_number);
     }
     const otherOrders = includeAllStates ? await db.countNonFinal(tx, project, shopId, after, last) : 0;
     const sum = totals.result();

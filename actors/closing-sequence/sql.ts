@@ -121,18 +121,18 @@ export interface RangeSums {
   count: number;
   rates: Array<{ rate: string; gross: number; net: number; tax: number }>;
   payments: Array<{ paymentMethod: string; amount: number }>;
-  /** The orders left out of the sums, in order. */
-  incomplete: Array<{ paid: number; method: string; price: ClosingOrder['price']; line_items: ClosingOrder['lineItems'] | null }>;
+  /** How many orders the sums leave out (incompleteOrders reads them). */
+  incomplete: number;
 }
 
 /**
  * Sums of the range's final orders whose pricing has complete tax figures (taxPre and tax, adding
  * up to the price), per rate and per payment method, worked out by Postgres as closings/totals.ts
- * would: net is taxNet, else gross − tax. The other orders (rare) come as they are, for the caller
- * to work out one by one. One pass over the documents.
+ * would: net is taxNet, else gross − tax. The other orders (rare) are counted, for the caller to
+ * read them (incompleteOrders) and work them out one by one.
  */
 export async function completeSums(db: Db, project: string, shopId: string, after: number, last: number): Promise<RangeSums> {
-  const [row] = await db<Array<{ count: number; rates: RangeSums['rates'] | null; payments: RangeSums['payments'] | null; incomplete: RangeSums['incomplete'] | null }>>`
+  const [row] = await db<Array<{ count: number; rates: RangeSums['rates'] | null; payments: RangeSums['payments'] | null; incomplete: number }>>`
     with o as materialized (${finalOrderFigures(db, project, shopId, after, last)}),
     complete as (select * from o where complete)
     select
@@ -144,9 +144,15 @@ export async function completeSums(db: Db, project: string, shopId: string, afte
         from complete c, json_each_text(c.price -> 'taxPre') p group by p.key) r) as rates,
       (select json_agg(json_build_object('paymentMethod', method, 'amount', amount)) from (
         select method, sum(paid)::float8 as amount from complete group by method) m) as payments,
-      (select json_agg(json_build_object('paid', paid, 'method', method, 'price', price, 'line_items', line_items) order by sequence_number)
-       from o where not complete) as incomplete`;
-  return { count: row!.count, rates: row!.rates ?? [], payments: row!.payments ?? [], incomplete: row!.incomplete ?? [] };
+      (select count(*)::int from o where not complete) as incomplete`;
+  return { count: row!.count, rates: row!.rates ?? [], payments: row!.payments ?? [], incomplete: row!.incomplete };
+}
+
+/** A page of the range's final orders that completeSums left out, after `after`, by sequence number. */
+export function incompleteOrders(db: Db, project: string, shopId: string, after: number, last: number, limit: number) {
+  return db<Array<{ sequence_number: string; paid: string; method: string; price: ClosingOrder['price']; line_items: ClosingOrder['lineItems'] | null }>>`
+    select sequence_number, paid, method, price, line_items from (${finalOrderFigures(db, project, shopId, after, last)}) o
+    where not complete order by sequence_number limit ${limit}`;
 }
 
 /** How many orders of the range are of a state other than final. */
