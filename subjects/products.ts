@@ -29,12 +29,19 @@ export const Unit = z
   .describe(`Open set; known: ${Units.join(', ')}, and \`price\` for price-encoded products`);
 
 const Text = (max: number) => z.string().max(max);
+/** Text that defaults to '' when absent or null (the documented v1 product sends `depositProduct: null`). */
+const TextOrEmpty = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .nullish()
+    .transform((v) => v ?? '');
 
 export const ProductCode = z.object({
   code: z.string().min(1).max(500),
   template: Text(64).default('default'),
   isPrimary: z.boolean().default(false),
-  transmissionCode: Text(64).default(''),
+  transmissionCode: TextOrEmpty(64),
   encodingUnit: Unit.nullable().default(null),
   specifiedQuantity: z.number().min(0).nullable().default(null),
 });
@@ -49,38 +56,38 @@ export const Product = z
   .object({
     sku: Sku,
     productType: Text(64).min(1).default('default').describe('default, weighable, productSet, variantBase, ...'),
-    name: Text(500).default(''),
+    name: TextOrEmpty(500),
     description: Text(10_000).nullable().default(null),
     subtitle: Text(500).nullable().default(null),
     imageUrl: Text(2000).nullable().default(null),
-    basePrice: Text(200).default('').describe('Base price as on shelf labels, such as "12.99 €/kg"'),
+    basePrice: TextOrEmpty(200).describe('Base price as on shelf labels, such as "12.99 €/kg"'),
     additionalAttributes: z.record(z.string(), z.string()).default({}),
     saleRestriction: Text(64).nullable().default(null).describe('Such as a minimum age'),
     referenceUnit: Unit.nullable().default(null).describe('Unit the price refers to, such as kg'),
     encodingUnit: Unit.nullable().default(null).describe('Unit encoded in a scanned code, such as g'),
     weighByCustomer: z.boolean().nullable().default(null),
-    depositProduct: Text(200).default('').describe('SKU of the deposit product that scanning this one adds'),
-    bundledProduct: Text(200).default(''),
-    baseProduct: Text(200).default(''),
+    depositProduct: TextOrEmpty(200).describe('SKU of the deposit product that scanning this one adds'),
+    bundledProduct: TextOrEmpty(200),
+    baseProduct: TextOrEmpty(200),
     setComponents: z.array(z.object({ sku: Sku, amount: z.int().min(1) })).max(200).default([]),
     outOfStock: z.boolean().default(false),
     deleted: z.boolean().default(false),
-    taxCategory: Text(64).default('').describe('Key of the project settings\' taxRates'),
+    taxCategory: TextOrEmpty(64).describe('Key of the project settings\' taxRates'),
     codes: z.array(ProductCode).max(100).default([]),
     controlIndication: z.number().default(0),
     forceControl: z.boolean().default(false),
     pluSet: z.array(Plu).max(50).default([]).describe('PLUs of a weighable product; a PLU belongs to one product only'),
-    scanMessage: Text(200).default(''),
+    scanMessage: TextOrEmpty(200),
     isDiscountable: z.boolean().default(false),
     isReturnable: z.boolean().default(false),
     priceEntryRequired: z.boolean().default(false),
-    fulfillmentType: Text(64).default(''),
+    fulfillmentType: TextOrEmpty(64),
     allowedOnDeviceTypes: z.array(Text(64).min(1)).max(20).default([]).describe('pos, sco-ng, ... (open set); empty allows every device type'),
     maxSaleQuantity: z.int().min(1).optional(),
-    maxSaleText: Text(500).default(''),
+    maxSaleText: TextOrEmpty(500),
     saleStop: z.boolean().default(false),
     notForSale: z.boolean().default(false),
-    quantityPriceKey: Text(200).default(''),
+    quantityPriceKey: TextOrEmpty(200),
     searchable: z.boolean().default(true),
     excludeFromSync: z.boolean().default(false),
   })

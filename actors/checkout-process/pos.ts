@@ -58,9 +58,28 @@ export function taxSharesOf(price: Pricing['price']): TaxShare[] | null {
     .map((rate) => ({ rate, net: taxNet[rate] ?? 0, share: tax[rate] ?? 0, total: taxPre[rate] ?? 0 }));
 }
 
+/**
+ * The PoS integration document of the public API names the final figures `price`, `tax` and
+ * `taxNet` (per rate) where the spec's PoS Checkout Process has `totalPrice` and `taxShares`: a PoS
+ * built on it is understood too. The spec's names win when both are given.
+ */
+function withSpecFigures(patch: Record<string, unknown>): Record<string, unknown> {
+  const { price, tax, taxNet, ...rest } = patch;
+  const figures: Record<string, unknown> = {};
+  if (price !== undefined && rest.totalPrice === undefined) figures.totalPrice = price;
+  if (isRateMap(tax) && isRateMap(taxNet) && rest.taxShares === undefined) {
+    figures.taxShares = Object.keys(tax).map((rate) => ({ rate, net: taxNet[rate], share: tax[rate], total: Number(taxNet[rate]) + Number(tax[rate]) }));
+  }
+  return { ...rest, ...figures };
+}
+
+function isRateMap(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 export function decidePosUpdate(process: ProcessRecord, patch: Record<string, unknown>, at: Date): Decision {
   const current = posView(process);
-  const parsed = PosCheckoutProcessInput.safeParse(mergePatch(current, patch));
+  const parsed = PosCheckoutProcessInput.safeParse(mergePatch(current, withSpecFigures(patch)));
   if (!parsed.success) {
     const error = AppError.validation(parsed.error, 'PoS checkout process');
     return { kind: 'invalid', message: error.message, details: error.details };
