@@ -49,6 +49,7 @@ export interface UnstorableText {
 
 // Postgres text and jsonb hold neither U+0000 nor unpaired UTF-16 surrogates (a lone surrogate
 // would reach a text column as U+FFFD, silently changed).
+// eslint-disable-next-line no-control-regex -- U+0000 is exactly what this looks for.
 const Suspicious = /[\u0000\uD800-\uDFFF]/;
 
 function storableText(text: string): string | undefined {
