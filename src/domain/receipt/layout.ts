@@ -25,6 +25,8 @@ export interface ReceiptLayout {
   qrCaption: string;
   /** For the document's metadata. */
   author: string;
+  /** The document's language (BCP 47), for screen readers. */
+  language: string;
   createdAt: Date;
 }
 
@@ -90,6 +92,7 @@ export function receiptLayout(order: ReceiptOrder, settings: ReceiptSettings, op
     qr: order.id,
     qrCaption: `${labels.orderId} ${order.id}`,
     author: settings.companyName || shop.name,
+    language: settings.locale,
     createdAt: at,
   };
 }

@@ -46,7 +46,7 @@ export function writeReceiptPdf(layout: ReceiptLayout, fonts: ReceiptFonts): PDF
     size: [Width, pageHeight],
     margin: Margin,
     compress: true,
-    lang: 'de',
+    lang: layout.language,
     displayTitle: true,
     // No default font: pdfkit would load its Helvetica metrics for every document. Ours are
     // registered below as fontkit fonts, which pdfkit takes as they are (PDFFontFactory).
