@@ -22,9 +22,9 @@ import { findClosing, projectedOrdersPage, type ClosingRow, type ProjectedOrder 
  * 50 000 orders is never held whole: memory holds one page of orders and the chunks being written.
  *
  * A DSFinV-K export is a zip (fflate's streaming Zip). Its per-order tables are written in one
- * pass over the orders, each deflated into a staging part of its own; then the zip is assembled
- * member by member (index.xml, the DTD, the 20 tables), the per-order ones fed from their staged
- * parts, so no member ever waits in memory for the one before it.
+ * pass over the orders: the largest (lines.csv) straight into the zip, each other one deflated into
+ * a staging part of its own; then the zip is completed member by member, the staged ones fed from
+ * their parts, so no member ever waits in memory for the one before it.
  */
 export interface LogWriterDeps {
   sql: Sql;
@@ -183,10 +183,44 @@ interface StagedMember {
 
 const deflateSegment = promisify(deflateRaw);
 
+/** The per-order table streamed straight into the zip (the largest); the others are staged. */
+const LiveTable: StreamedTable = 'lines';
+
 async function writeDsfinvk(deps: LogWriterDeps, closing: ClosingRow, store: ChunkStore): Promise<Phases> {
   const { sql } = deps;
   const ctx = exportContext(deps, closing);
+  const { phases, lap } = stopwatch();
+  let failure: Error | undefined;
+  const zip = new Zip((err, data) => {
+    if (err) failure = err;
+    else store.write(0, data);
+  });
+  const mtime = closing.created_at;
+  const addText = (filename: string, text: string) => {
+    const file = new ZipDeflate(filename, { level: DeflateLevel });
+    file.mtime = mtime;
+    zip.add(file);
+    file.push(utf8.encode(text), true);
+  };
+  const addDeflated = (filename: string) => {
+    const file: ZipInputFile = { filename, size: 0, crc: 0, compression: 8, mtime };
+    zip.add(file);
+    return file;
+  };
+  // The zip's members in this order: index.xml and the DTD; lines.csv, the largest, streamed into
+  // the zip as the orders are read; the other per-order tables, staged meanwhile; the tables of
+  // sums, known at the end. (The members' order is free: index.xml names each by its file.)
+  addText('index.xml', indexXml(
+    { name: ctx.company.name || ctx.location.name, location: [ctx.company.street, `${ctx.company.zip} ${ctx.company.city}`.trim()].filter(Boolean).join(', '), comment: 'DSFinV-K 2.3' },
+    `Kassenabschluss ${ctx.closingNumber} der Kasse ${ctx.shopId}`,
+  ));
+  addText(DtdFile, GdpduDtd);
+  const live = addDeflated(Tables[LiveTable].file);
   const members = new Map<StreamedTable, StagedMember>(StreamedTables.map((table, index) => [table, { part: index + 1, crc: 0, size: 0, pieces: [] }]));
+  const place = (member: StagedMember, segment: Buffer) => {
+    if (member === members.get(LiveTable)) live.ondata!(null, new Uint8Array(segment), false);
+    else store.write(member.part, segment);
+  };
   // Each page of a member is deflated on its own in the thread pool (a sync flush ends each
   // segment on a byte boundary, so the segments make one deflate stream), while the next page is
   // read and written; the segments reach the store in order.
@@ -201,10 +235,11 @@ async function writeDsfinvk(deps: LogWriterDeps, closing: ClosingRow, store: Chu
     });
     const previous = deflating;
     deflating = Promise.all(segments);
-    for (const [member, segment] of await previous) store.write(member.part, segment);
+    for (const [member, segment] of await previous) place(member, segment);
   };
   const writer = createDsfinvkWriter(ctx, (table, text) => members.get(table)!.pieces.push(text));
-  const { phases, lap } = stopwatch();
+  await store.drain();
+  lap('assemble');
   for await (const orders of ordersOf(sql, closing)) {
     lap('fetch');
     for (const order of orders) writer.addOrder(order);
@@ -215,37 +250,24 @@ async function writeDsfinvk(deps: LogWriterDeps, closing: ClosingRow, store: Chu
     lap('drain');
   }
   await push(true);
-  for (const [member, segment] of await deflating) store.write(member.part, segment);
-  for (const member of members.values()) await store.end(member.part);
+  for (const [member, segment] of await deflating) place(member, segment);
+  const liveMember = members.get(LiveTable)!;
+  live.size = liveMember.size;
+  live.crc = liveMember.crc;
+  live.ondata!(null, new Uint8Array(0), true);
+  for (const member of members.values()) if (member !== liveMember) await store.end(member.part);
   const tables = writer.finish();
 
-  // Assembly: every member is complete when it is added, so the zip streams each straight out.
-  let failure: Error | undefined;
-  const zip = new Zip((err, data) => {
-    if (err) failure = err;
-    else store.write(0, data);
-  });
-  const mtime = closing.created_at;
-  const addText = (filename: string, text: string) => {
-    const file = new ZipDeflate(filename, { level: DeflateLevel });
-    file.mtime = mtime;
-    zip.add(file);
-    file.push(utf8.encode(text), true);
-  };
-  addText('index.xml', indexXml(
-    { name: ctx.company.name || ctx.location.name, location: [ctx.company.street, `${ctx.company.zip} ${ctx.company.city}`.trim()].filter(Boolean).join(', '), comment: 'DSFinV-K 2.3' },
-    `Kassenabschluss ${ctx.closingNumber} der Kasse ${ctx.shopId}`,
-  ));
-  addText(DtdFile, GdpduDtd);
-  await store.drain();
   for (const key of TableOrder) {
+    if (key === LiveTable) continue;
     const member = members.get(key as StreamedTable);
     if (!member) {
       addText(Tables[key].file, tables.get(key) ?? '');
       continue;
     }
-    const file: ZipInputFile = { filename: Tables[key].file, size: member.size, crc: member.crc, compression: 8, mtime };
-    zip.add(file);
+    const file = addDeflated(Tables[key].file);
+    file.size = member.size;
+    file.crc = member.crc;
     let after = -1;
     for (;;) {
       const chunks = await stagedChunks(sql, store.logId, store.generation, member.part, after, StagedChunksPerRead);

@@ -24,6 +24,7 @@ export function fixed(units: number, scale: number): Fixed {
 
 /** Text cut to a column's length (in characters), line breaks as spaces, quotes doubled, in quotes. */
 export function text(value: string, maxLength: number): string {
+  if (value === '') return '""';
   let cleaned = /[\r\n"]/.test(value) ? value.replace(/\r\n|[\r\n]/g, ' ') : value;
   if (cleaned.length > maxLength) {
     const chars = Array.from(cleaned);
@@ -34,8 +35,12 @@ export function text(value: string, maxLength: number): string {
 
 /** A number with exactly `accuracy` fraction digits and a decimal comma; rounded half away from zero. */
 export function decimal(value: number | Fixed, accuracy: number): string {
-  const units = typeof value === 'number' ? value : value.units;
-  const scale = typeof value === 'number' ? 0 : value.scale;
+  return typeof value === 'number' ? decimalOf(value, 0, accuracy) : decimalOf(value.units, value.scale, accuracy);
+}
+
+/** decimal() of units / 10^scale. */
+function decimalOf(units: number, scale: number, accuracy: number): string {
+  if (accuracy === 0 && scale === 0 && Number.isSafeInteger(units)) return String(units);
   // Plain numbers while they are exact (amounts below 2^53 of the smallest unit); BigInt beyond.
   if (accuracy >= scale) {
     const scaled = units * Powers[accuracy - scale]!;
@@ -98,7 +103,7 @@ function field(table: Table, index: number, value: Value, scale: number): string
   if (value === null || value === undefined) return type.kind === 'text' ? '""' : '';
   if (type.kind === 'text') return text(typeof value === 'object' ? '' : String(value), type.maxLength);
   if (typeof value === 'string') throw new Error(`${table.file}: text for the number column ${column.name}`);
-  return decimal(typeof value === 'number' && scale ? { units: value, scale } : value, type.accuracy);
+  return typeof value === 'number' ? decimalOf(value, scale, type.accuracy) : decimal(value, type.accuracy);
 }
 
 /**
@@ -106,7 +111,8 @@ function field(table: Table, index: number, value: Value, scale: number): string
  * (ids are keys, so they are never just cut off: two long ids stay apart).
  */
 export function idOf(id: string, maxLength: number): string {
-  if (Array.from(id).length <= maxLength) return id;
+  // UTF-16 length is never below the number of characters: most ids are decided here.
+  if (id.length <= maxLength || Array.from(id).length <= maxLength) return id;
   const digest = createHash('sha256').update(id).digest('hex');
   const keep = Math.max(0, maxLength - 33);
   return `${Array.from(id).slice(0, keep).join('')}~${digest.slice(0, maxLength - keep - 1)}`;
