@@ -1,0 +1,112 @@
+import fc from 'fast-check';
+import t from 'tap';
+import { fireInstant, latestFireAtOrBefore, wallTimeOf, Weekdays } from '../src/domain/closings/schedule.js';
+import { orderRates } from '../src/domain/closings/totals.js';
+import { decimal } from '../src/domain/dsfinvk/csv.js';
+import { positionsOf } from '../src/domain/dsfinvk/orders.js';
+
+/** The pure rules under closings: fire times in a zone, the figures of an order, DSFinV-K numbers. */
+
+const Zones = ['Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kathmandu', 'America/Santiago', 'Pacific/Chatham', 'UTC'];
+const minute = 60_000;
+
+t.test('a fire time has the wall time asked for, at its first occurrence, or the first minute after a wall time the zone skips', async (t) => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...Zones),
+      fc.date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2035-12-31T00:00:00Z'), noInvalidDate: true }),
+      fc.integer({ min: 0, max: 23 }),
+      fc.integer({ min: 0, max: 59 }),
+      (zone, day, hour, min) => {
+        const date = { year: day.getUTCFullYear(), month: day.getUTCMonth() + 1, day: day.getUTCDate() };
+        const wanted = Date.UTC(date.year, date.month - 1, date.day, hour, min);
+        const fire = fireInstant(date, hour, min, zone).getTime();
+        const wall = wallTimeOf(fire, zone);
+        if (wall === wanted) {
+          // The first occurrence: no earlier instant of the last three hours shows the same wall time.
+          for (let back = minute; back <= 3 * 60 * minute; back += 15 * minute) if (wallTimeOf(fire - back, zone) === wanted) return false;
+          return true;
+        }
+        // Skipped: the fire time is the first wall minute after it, and the minute before it was before the wanted one.
+        return wall > wanted && wallTimeOf(fire - minute, zone) < wanted;
+      },
+    ),
+    { numRuns: 3000 },
+  );
+});
+
+t.test('the latest fire time is at or before now, on a listed day, and no listed fire time lies between it and now', async (t) => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...Zones),
+      fc.subarray([...Weekdays], { minLength: 1 }),
+      fc.integer({ min: 0, max: 24 }),
+      fc.integer({ min: 0, max: 59 }),
+      fc.date({ min: new Date('2021-01-01T00:00:00Z'), max: new Date('2034-12-31T00:00:00Z'), noInvalidDate: true }),
+      (location, days, hour, rawMinute, now) => {
+        const spec = { days, hour, minute: hour === 24 ? 0 : rawMinute, location };
+        const latest = latestFireAtOrBefore(spec, now);
+        if (!latest || latest > now) return false;
+        // A minute later than the latest, the latest one is still the latest unless a new one is due.
+        const again = latestFireAtOrBefore(spec, new Date(latest.getTime() + 1));
+        return again?.getTime() === latest.getTime() && now.getTime() - latest.getTime() <= 8 * 86_400_000;
+      },
+    ),
+    { numRuns: 1000 },
+  );
+});
+
+const Amount = fc.integer({ min: -5_000_000, max: 5_000_000 });
+const Rate = fc.constantFrom('19', '7', '5.5', '0', '16');
+
+t.test('an order\'s rates add up to its price, and its positions to its rates, whatever its figures say', async (t) => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.record({ totalPrice: Amount, taxRate: Rate, type: fc.constantFrom('default', 'deposit', 'promotion', 'coupon') }), { maxLength: 8 }),
+      fc.option(Amount),
+      fc.boolean(),
+      (lines, price, withFigures) => {
+        const gross = lines.reduce((sum, l) => sum + l.totalPrice, 0);
+        const order = {
+          id: 'o', sequenceNumber: 1, state: 'final', startedAt: '', finalizedAt: '', paymentMethod: 'cash', paidAmount: price ?? gross,
+          lineItems: lines.map((l, i) => ({ ...l, id: `l${i}`, amount: 1 })),
+          price: withFigures ? { price: price ?? gross, taxPre: Object.fromEntries(lines.map((l) => [l.taxRate, 0])), tax: {} } : { price: price ?? gross },
+        };
+        const rates = orderRates(order);
+        if (rates.reduce((sum, r) => sum + r.gross, 0) !== order.price.price) return false;
+        if (rates.some((r) => r.gross !== r.net + r.tax)) return false;
+        const { positions } = positionsOf(order, 'EUR');
+        for (const r of rates) {
+          const of = positions.filter((p) => p.vatKey === positionsOf({ ...order, lineItems: [{ totalPrice: 1, taxRate: r.rate }], price: { price: 1 } }, 'EUR').positions[0]!.vatKey);
+          if (of.reduce((sum, p) => sum + p.gross, 0) !== r.gross || of.reduce((sum, p) => sum + p.tax, 0) !== r.tax) return false;
+        }
+        return positions.every((p) => p.gross === p.net + p.tax);
+      },
+    ),
+    { numRuns: 2000 },
+  );
+});
+
+t.test('DSFinV-K numbers have exactly their accuracy, a decimal comma and no grouping, rounded half away from zero', async (t) => {
+  fc.assert(
+    fc.property(fc.bigInt({ min: -(10n ** 15n), max: 10n ** 15n }), fc.integer({ min: 0, max: 6 }), fc.integer({ min: 0, max: 5 }), (units, scale, accuracy) => {
+      const text = decimal({ units: Number(units), scale }, accuracy);
+      if (!new RegExp(`^-?\\d+${accuracy ? `,\\d{${accuracy}}` : ''}$`).test(text)) return false;
+      // Reference: exact rational arithmetic.
+      const negative = units < 0n;
+      const magnitude = negative ? -units : units;
+      const num = magnitude * 10n ** BigInt(accuracy);
+      const den = 10n ** BigInt(scale);
+      let q = num / den;
+      if ((num % den) * 2n >= den) q += 1n;
+      const digits = q.toString().padStart(accuracy + 1, '0');
+      const body = accuracy ? `${digits.slice(0, -accuracy)},${digits.slice(-accuracy)}` : digits;
+      return text === (negative && q > 0n ? `-${body}` : body);
+    }),
+    { numRuns: 3000 },
+  );
+  t.equal(decimal({ units: 1234, scale: 2 }, 2), '12,34');
+  t.equal(decimal({ units: -5, scale: 2 }, 5), '-0,05000');
+  t.equal(decimal(7, 0), '7');
+  t.equal(decimal({ units: 1999, scale: 3 }, 2), '2,00');
+});
