@@ -6,6 +6,8 @@ import type { Migration } from '../src/infra/migrate.js';
 import type { Sql } from '../src/infra/postgres.js';
 import type { Publisher } from '../src/messaging/publisher.js';
 import { serveEndpoints } from '../src/messaging/worker.js';
+import { createServiceClient } from '../src/messaging/client.js';
+import type { Config } from '../src/config.js';
 import { EventStream } from '../subjects/events.js';
 import { JobStream } from '../subjects/jobs.js';
 import { createCatalogActor } from './catalog/handler.js';
@@ -20,6 +22,7 @@ import { createOrdersActor } from './orders/handler.js';
 import { createReceiptsActor } from './receipts/handler.js';
 import { startOutboxRelay } from './outbox/relay.js';
 import { createPosCredentialsActor } from './pos-credentials/handler.js';
+import { startFulfillmentCaller } from './fulfillment-caller/handler.js';
 import { createPromotionsActor } from './promotions/handler.js';
 import { createSettingsActor } from './settings/handler.js';
 import { createShopsActor } from './shops/handler.js';
@@ -42,6 +45,10 @@ export interface WorkerDeps {
   receipts: { timeZone: string; partBytes: number; renderThreads: number };
   /** Closings: whether this process ticks the closing schedules; the software version DSFinV-K exports name. */
   closings: { schedulerEnabled: boolean; softwareVersion: string };
+  /** The external fulfillment service and how this process calls it (config.ts). */
+  fulfillment: Config['fulfillment'] & { publicBaseUrl?: string };
+  /** How long a worker waits for another worker's answer (REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
 }
 
 export interface Workers {
@@ -67,7 +74,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createShopsActor({ sql }),
     ...createCatalogActor({ sql }),
     ...createImportsActor({ sql }),
-    ...createCheckoutActor({ sql: checkoutSql, signingKey: checkout.signingKey, cacheMaxEntries: deps.checkoutCacheMaxEntries }),
+    ...createCheckoutActor({ sql: checkoutSql, signingKey: checkout.signingKey, cacheMaxEntries: deps.checkoutCacheMaxEntries, fulfillmentAvailable: Boolean(deps.fulfillment.url) }),
     ...createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge() }),
     ...createOrdersActor({ sql, maxListRecords: deps.orders.maxListRecords }),
     ...createCouponsActor({ sql, eventsWritten: () => relay.nudge() }),
@@ -77,11 +84,20 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createClosingSchedulesActor({ sql }),
     ...closingSequence.routes,
   ]);
+  // The fulfillment caller reports the service's answers to the process actors over the message path.
+  const client = createServiceClient({ nc, publisher, timeoutMs: deps.requestTimeoutMs });
+  const { url, token, timeoutMs, publicBaseUrl, retryScheduleMs, maxAttempts, callers } = deps.fulfillment;
+  const fulfillmentCaller =
+    callers > 0
+      ? await startFulfillmentCaller({ nc, log, client, service: { url, token, timeoutMs, publicBaseUrl }, retryScheduleMs, maxAttempts, concurrency: callers })
+      : undefined;
   const scheduleTrigger = createScheduleTrigger({ sql, log, claimed: () => relay.nudge() });
   if (deps.closings.schedulerEnabled) scheduleTrigger.start();
   return {
     async stop() {
       await scheduleTrigger.stop();
+      await fulfillmentCaller?.stop();
+      client.close();
       await endpoints.stop();
       await closingWork.stop();
       relay.nudge();

@@ -2,6 +2,7 @@ import { cpus } from 'node:os';
 import { checkoutInfoScenario } from './scenarios/checkout-info.js';
 import { closingScenario } from './scenarios/closing.js';
 import { fullFlowScenario } from './scenarios/full-flow.js';
+import { fulfillmentScenario } from './scenarios/fulfillment.js';
 import { importScenario } from './scenarios/import.js';
 import { receiptScenario } from './scenarios/receipt.js';
 import { shopGet } from './scenarios/shop-get.js';
@@ -15,6 +16,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
   import: importScenario,
   'checkout-info': checkoutInfoScenario,
   'full-flow': fullFlowScenario,
+  fulfillment: fulfillmentScenario,
   closing: closingScenario,
   receipt: receiptScenario,
 };

@@ -47,6 +47,18 @@ const Environment = z
     RECEIPT_PART_BYTES: variable(z.coerce.number().int().min(1024).max(600_000).default(512 * 1024)),
     RECEIPT_RENDER_THREADS: variable(z.coerce.number().int().min(0).max(16).default(1)),
     CLOSING_SCHEDULER_ENABLED: variable(z.stringbool().default(true)),
+    FULFILLMENT_URL: variable(z.url({ protocol: /^https?$/ }).optional()),
+    FULFILLMENT_TOKEN: variable(z.string().optional()),
+    FULFILLMENT_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(10_000)),
+    FULFILLMENT_RETRY_SCHEDULE_MS: variable(
+      z
+        .string()
+        .regex(/^\d+(,\d+)*$/, 'comma-separated milliseconds such as 1000,2000,5000')
+        .default('1000,2000,5000,15000,60000,300000,900000,3600000')
+        .transform((list) => list.split(',').map(Number)),
+    ),
+    FULFILLMENT_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(32)),
+    FULFILLMENT_CALLERS: variable(z.coerce.number().int().min(0).max(256).default(16)),
   })
   .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
     message: 'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
@@ -80,6 +92,20 @@ const Configuration = Environment.transform((env) => ({
   receipts: { timeZone: env.RECEIPT_TIME_ZONE, partBytes: env.RECEIPT_PART_BYTES, renderThreads: env.RECEIPT_RENDER_THREADS },
   /** Whether this process's node-cron ticks claim due closing schedules (every worker process may; each fire time is claimed once). */
   closings: { schedulerEnabled: env.CLOSING_SCHEDULER_ENABLED },
+  /**
+   * The external fulfillment service: where it is (unset: products with a fulfillmentType cannot be
+   * sold), its bearer token, how long a call may take, the delays between attempts (the last one
+   * repeats: 1 s, 2 s, 5 s, 15 s, 1 min, 5 min, 15 min, then hourly) and how many attempts there are
+   * (32: a day and more), and how many calls this process makes at once (0: none).
+   */
+  fulfillment: {
+    url: env.FULFILLMENT_URL?.replace(/\/+$/, ''),
+    token: env.FULFILLMENT_TOKEN,
+    timeoutMs: env.FULFILLMENT_TIMEOUT_MS,
+    retryScheduleMs: env.FULFILLMENT_RETRY_SCHEDULE_MS,
+    maxAttempts: env.FULFILLMENT_MAX_ATTEMPTS,
+    callers: env.FULFILLMENT_CALLERS,
+  },
 }));
 
 export type Config = z.output<typeof Configuration>;

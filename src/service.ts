@@ -114,6 +114,8 @@ async function startWorkerSide(
   const workers = await startWorkers({
     sql, checkoutSql, ...bus, log, migrations, checkout, checkoutCacheMaxEntries: config.checkout.cacheMaxEntries, orders: config.orders, events: config.events, receipts: config.receipts,
     closings: { ...config.closings, softwareVersion: packageVersion() },
+    fulfillment: { ...config.fulfillment, publicBaseUrl: config.publicBaseUrl },
+    requestTimeoutMs: config.requestTimeoutMs,
   });
   stops.push(() => workers.stop());
 }

@@ -132,6 +132,7 @@ export const LineItem = z
     taxRate: z.string(),
     scannedCode: z.string(),
     saleRestriction: z.string(),
+    fulfillmentType: z.string().optional().describe('Set when a fulfillment service (a vending machine, a locker) hands the product out'),
   })
   .meta({ id: 'LineItem' });
 export type LineItem = z.infer<typeof LineItem>;
@@ -207,6 +208,7 @@ export const LineItemErrorTypes = [
   'weight_required',
   'no_tax_rate',
   'invalid_code',
+  'fulfillment_unavailable',
 ] as const;
 export type LineItemErrorType = (typeof LineItemErrorTypes)[number];
 

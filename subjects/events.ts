@@ -3,13 +3,15 @@ import { subjectToken } from './common.js';
 import { CheckoutProcess, Pricing } from './checkout-process.js';
 import { ClosingEvent } from './closings.js';
 import { CouponEvent } from './coupons.js';
+import { FulfillmentEvent } from './fulfillments.js';
 import { OrderStates, Order } from './orders.js';
 import { PosCheckoutProcess } from './pos.js';
 import { PromotionEvent } from './promotions.js';
 
 /**
  * Events for PoS integrators and other listeners: every state change of a checkout process, of its
- * PoS view and of its order, published from the outbox to the JetStream stream EVENTS as
+ * PoS view, of its order and of its fulfillments (and of coupons, promotion configurations and
+ * closings, in their own modules), published from the outbox to the JetStream stream EVENTS as
  * `events.<project>.<domain>.<id>.<event>` with Nats-Msg-Id = the outbox row id.
  *
  * Consume them with a JetStream consumer on EVENTS (filter such as `events.<project>.pos.>`): the
@@ -19,7 +21,7 @@ import { PromotionEvent } from './promotions.js';
  */
 export const EventStream = { name: 'EVENTS', subjects: ['events.>'] } as const;
 
-export const EventDomains = ['checkout', 'pos', 'order', 'promotion', 'coupon', 'closing'] as const;
+export const EventDomains = ['checkout', 'pos', 'order', 'fulfillment', 'promotion', 'coupon', 'closing'] as const;
 export type EventDomain = (typeof EventDomains)[number];
 
 export const CheckoutProcessEvents = ['created', 'approved', 'pricingUpdated', 'processing', 'transferred', 'successful', 'failed', 'aborted'] as const;
@@ -58,4 +60,4 @@ export const OrderEvent = Envelope.extend({
 export type OrderEvent = z.infer<typeof OrderEvent>;
 
 /** The payload schema of each domain's events. */
-export const EventPayloads = { checkout: CheckoutProcessEvent, pos: PosEvent, order: OrderEvent, promotion: PromotionEvent, coupon: CouponEvent, closing: ClosingEvent } as const;
+export const EventPayloads = { checkout: CheckoutProcessEvent, pos: PosEvent, order: OrderEvent, fulfillment: FulfillmentEvent, promotion: PromotionEvent, coupon: CouponEvent, closing: ClosingEvent } as const;

@@ -79,6 +79,7 @@ async function freshlyPriced(cart: Cart) {
     at: new Date(),
     loyaltyCard: Boolean(cart.customer?.loyaltyCard),
     deviceType: cart.deviceType,
+    fulfillmentAvailable: false,
   });
   if (!pricing.ok) return { status: 400, type: 'invalid_cart_item', details: pricing.errors };
   return { status: 200, lineItems: pricing.lineItems, price: pricing.price, shop: read.shop, availableMethods: read.settings.paymentMethods };

@@ -13,7 +13,7 @@ import { Product } from '../subjects/products.js';
  * of design.md hold for every cart, and a signed checkout info cannot be changed unnoticed.
  */
 const rates = { normal: '19', reduced: '7', zero: '0', half: '5.5' };
-const context = (loyaltyCard: boolean): CartContext => ({ categories: ['default'], taxRates: rates, currency: 'EUR', at: new Date(), loyaltyCard, deviceType: 'app' });
+const context = (loyaltyCard: boolean): CartContext => ({ categories: ['default'], taxRates: rates, currency: 'EUR', at: new Date(), loyaltyCard, deviceType: 'app', fulfillmentAvailable: true });
 
 const priceEntry = fc.record({
   amount: fc.integer({ min: 0, max: 50_000 }),

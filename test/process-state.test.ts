@@ -49,6 +49,7 @@ function processIn(state: PaymentState, overrides: Partial<ProcessRecord> = {}):
     modified: false,
     processedOffline: false,
     pos: {},
+    fulfillments: [],
     version: 1,
     createdAt: new Date('2026-11-21T10:00:00Z'),
     finalizedAt: null,

@@ -8,11 +8,14 @@ import { route, type Route } from '../../src/messaging/worker.js';
 import { CheckoutInfo } from '../../subjects/checkout.js';
 import { checkoutProcess, type CheckoutProcessChange, type CreateCheckoutProcessRequest } from '../../subjects/checkout-process.js';
 import { eventSubject } from '../../subjects/events.js';
+import { fulfillmentJobId, fulfillments, type FulfillmentJob } from '../../subjects/fulfillments.js';
+import { jobSubject } from '../../subjects/jobs.js';
 import { pos } from '../../subjects/pos.js';
 import { decidePosUpdate, posView } from './pos.js';
 import * as db from './sql.js';
-import { decide, decideAll, finishedOrderState, isFinished, type Command, type Decision, type ProcessRecord } from './state.js';
-import { orderEventPayload, processEventPayload, toCheckoutProcess, toOrder } from './views.js';
+import { decide, decideAll, finishedOrderState, isFinished, type ChangeEvent, type Command, type Decision, type ProcessRecord } from './state.js';
+import { decideAnswer, decideCalling, decideServiceUpdate, newFulfillments, withFulfillmentEffects, type FulfillmentJobRef } from './fulfillments.js';
+import { fulfillmentView, orderEventPayload, processEventPayload, toCheckoutProcess, toOrder } from './views.js';
 
 export interface CheckoutProcessDeps {
   sql: Sql;
@@ -44,7 +47,9 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
     return stored.record;
   };
 
-  const command = (project: string, id: string, decideFor: (process: ProcessRecord, at: Date) => Decision): Promise<ProcessRecord> => {
+  const command = (project: string, id: string, decideChange: (process: ProcessRecord, at: Date) => Decision): Promise<ProcessRecord> => {
+    // Every change of the payment also moves the fulfillments: goods delivered once paid, released once unpaid.
+    const decideFor = (process: ProcessRecord, at: Date) => withFulfillmentEffects(process, decideChange(process, at));
     const key = `${project}/${id}`;
     return mailboxes.run(key, async () => {
       for (let attempt = 1; ; attempt++) {
@@ -60,10 +65,7 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
         if (decision.kind === 'unchanged') return before;
 
         const after: ProcessRecord = { ...decision.next, version: before.version + 1 };
-        const events: db.OutboxEvent[] = decision.events.map((e) => ({
-          subject: eventSubject(project, e.domain, id, e.event),
-          payload: processEventPayload(after, e, at),
-        }));
+        const events: db.OutboxEvent[] = [...outboxEvents(after, decision.events, at), ...fulfillmentJobs(after, decision.jobs ?? [])];
         const orderState = finishedOrderState(before, after);
         let finished: db.FinishedOrder | undefined;
         if (orderState) {
@@ -94,12 +96,14 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
         if (existing) return { process: toCheckoutProcess(sameRequest(existing, digest)), created: false };
       }
       verifyCheckoutInfo(checkoutInfo, signature, deps.signingKey, { ttlMs: deps.infoTtlMs, canonical: canonicalInfo });
-      const process = await newProcess(deps, project, id ?? randomUUID(), request);
+      const { process, jobs } = await newProcess(deps, project, id ?? randomUUID(), request);
       const at = process.createdAt;
-      const inserted = await db.insertProcess(sql, process, digest, [
-        { subject: eventSubject(project, 'checkout', process.id, 'created'), payload: processEventPayload(process, { domain: 'checkout', event: 'created' }, at) },
-        { subject: eventSubject(project, 'pos', process.id, 'pending'), payload: processEventPayload(process, { domain: 'pos', event: 'pending' }, at) },
-      ]);
+      const created: ChangeEvent[] = [
+        { domain: 'checkout', event: 'created' },
+        { domain: 'pos', event: 'pending' },
+        ...process.fulfillments.map((f): ChangeEvent => ({ domain: 'fulfillment', id: f.id, event: 'open' })),
+      ];
+      const inserted = await db.insertProcess(sql, process, digest, [...outboxEvents(process, created, at), ...fulfillmentJobs(process, jobs)]);
       if (!inserted) {
         // The same id was created in between (only a client-chosen id can collide).
         const existing = await db.findProcess(sql, project, process.id);
@@ -129,7 +133,59 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
     route(pos.get, async ({ project, id }) => posView(await load(project, id))),
 
     route(pos.update, async ({ project, id, patch }) => posView(await command(project, id, (process, at) => decidePosUpdate(process, patch, at)))),
+
+    route(fulfillments.get, async ({ project, id }) => {
+      const process = await load(project, await processOfFulfillment(project, id));
+      return fulfillmentView(process, process.fulfillments.find((f) => f.id === id)!);
+    }),
+
+    route(fulfillments.update, async ({ project, id, update }) => {
+      const process = await command(project, await processOfFulfillment(project, id), (p, at) => decideServiceUpdate(p, id, update, at));
+      return fulfillmentView(process, process.fulfillments.find((f) => f.id === id)!);
+    }),
+
+    route(fulfillments.calling, async ({ project, processID, fulfillmentID, call }) => {
+      const process = await command(project, processID, (p, at) => decideCalling(p, fulfillmentID, call, at));
+      const f = process.fulfillments.find((x) => x.id === fulfillmentID)!;
+      return { fulfillment: fulfillmentView(process, f), answered: f.answered.includes(call) };
+    }),
+
+    route(fulfillments.answered, async ({ project, processID, fulfillmentID, call, outcome }) => {
+      const process = await command(project, processID, (p, at) => decideAnswer(p, fulfillmentID, call, outcome, at));
+      return fulfillmentView(process, process.fulfillments.find((f) => f.id === fulfillmentID)!);
+    }),
   ];
+
+  async function processOfFulfillment(project: string, id: string): Promise<string> {
+    const processId = await db.findProcessOfFulfillment(sql, project, id);
+    if (!processId) throw AppError.notFound(`no fulfillment with id ${id}`);
+    return processId;
+  }
+}
+
+/** The outbox rows of a change's events. */
+function outboxEvents(p: ProcessRecord, events: readonly ChangeEvent[], at: Date): db.OutboxEvent[] {
+  return events.map((e) => ({
+    subject: eventSubject(p.project, e.domain, e.domain === 'fulfillment' ? e.id : p.id, e.event),
+    payload: processEventPayload(p, e, at),
+  }));
+}
+
+/** The outbox rows of the fulfillment calls a change queues: jobs, each published once (Nats-Msg-Id). */
+function fulfillmentJobs(p: ProcessRecord, jobs: readonly FulfillmentJobRef[]): db.OutboxEvent[] {
+  return jobs.map(({ fulfillmentID, call }) => {
+    const f = p.fulfillments.find((x) => x.id === fulfillmentID)!;
+    const payload: FulfillmentJob = {
+      project: p.project,
+      processID: p.id,
+      fulfillmentID,
+      call,
+      shopID: p.shopID,
+      lineItems: f.lineItems,
+      ...(f.serviceID ? { serviceID: f.serviceID } : {}),
+    };
+    return { subject: jobSubject('fulfillment', p.project, fulfillmentID, call), payload, msgId: fulfillmentJobId(fulfillmentID, call) };
+  });
 }
 
 /** How many open processes a worker remembers as it last wrote them. */
@@ -169,7 +225,12 @@ function commandsOf(change: CheckoutProcessChange): Command[] {
  * A process from a create request whose checkout info carries its own signature: the info must be
  * for this project and offer the chosen payment method.
  */
-async function newProcess(deps: CheckoutProcessDeps, project: string, id: string, request: CreateCheckoutProcessRequest): Promise<ProcessRecord> {
+async function newProcess(
+  deps: CheckoutProcessDeps,
+  project: string,
+  id: string,
+  request: CreateCheckoutProcessRequest,
+): Promise<{ process: ProcessRecord; jobs: FulfillmentJobRef[] }> {
   const signed = request.signedCheckoutInfo.checkoutInfo;
   const parsed = CheckoutInfo.safeParse(signed);
   if (!parsed.success) throw AppError.validation(parsed.error, 'checkout info');
@@ -185,7 +246,8 @@ async function newProcess(deps: CheckoutProcessDeps, project: string, id: string
       project,
       info.lineItems.map((l) => l.sku),
     ));
-  return {
+  const { fulfillments, jobs } = newFulfillments(info.lineItems);
+  const process: ProcessRecord = {
     project,
     id,
     shopID: info.shopID,
@@ -202,10 +264,12 @@ async function newProcess(deps: CheckoutProcessDeps, project: string, id: string
     modified: false,
     processedOffline: request.processedOffline,
     pos: {},
+    fulfillments,
     version: 1,
     createdAt: new Date(),
     finalizedAt: null,
   };
+  return { process, jobs };
 }
 
 /** What makes two create requests the same: their content, whatever the key order. */

@@ -3,6 +3,7 @@ import type { CheckoutInfo } from '../../subjects/checkout.js';
 import type { PaymentState, Pricing } from '../../subjects/checkout-process.js';
 import type { Order } from '../../subjects/orders.js';
 import { outboxRows, type OutboxEvent } from '../outbox/sql.js';
+import type { FulfillmentRecord } from './fulfillments.js';
 import type { JsonObject, PosNotes, ProcessRecord } from './state.js';
 
 export type { OutboxEvent };
@@ -27,6 +28,7 @@ interface ProcessRow {
   modified: boolean;
   processed_offline: boolean;
   pos: PosNotes;
+  fulfillments: FulfillmentRecord[];
   version: number;
   created_at: Date;
   finalized_at: Date | null;
@@ -58,6 +60,7 @@ function toStored(row: ProcessRow): StoredProcess {
       modified: row.modified,
       processedOffline: row.processed_offline,
       pos: row.pos,
+      fulfillments: row.fulfillments,
       version: row.version,
       createdAt: row.created_at,
       finalizedAt: row.finalized_at,
@@ -69,27 +72,38 @@ function toStored(row: ProcessRow): StoredProcess {
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
 /**
- * Inserts a new process and its events in one statement; false when the id is taken (the caller
- * compares the requests).
+ * Inserts a new process, its fulfillments (and their index rows), its events and the jobs of its
+ * fulfillments in one statement; false when the id is taken (the caller compares the requests).
  */
 export async function insertProcess(db: Db, p: ProcessRecord, requestDigest: string, events: readonly OutboxEvent[]): Promise<boolean> {
+  const fulfillmentIds = p.fulfillments.map((f) => f.id);
   const rows = await db`
     with created as (
       insert into checkout_processes (
         project, id, shop_id, request_digest, checkout_info, payment_method, payment_information,
-        approval_required, supervisor_approval, processed_offline, created_at
+        approval_required, supervisor_approval, processed_offline, fulfillments, created_at
       ) values (
         ${p.project}, ${p.id}, ${p.shopID}, ${requestDigest}, ${json(p.checkoutInfo)}::text::json, ${p.paymentMethod},
-        ${json(p.paymentInformation)}::text::json, ${p.approvalRequired}, ${p.supervisorApproval}, ${p.processedOffline}, ${p.createdAt}
+        ${json(p.paymentInformation)}::text::json, ${p.approvalRequired}, ${p.supervisorApproval}, ${p.processedOffline},
+        ${json(p.fulfillments)}::text::jsonb, ${p.createdAt}
       )
       on conflict (project, id) do nothing
       returning 1
+    ), indexed as (
+      insert into fulfillment_index (project, id, process_id)
+      select ${p.project}, f.id, ${p.id} from unnest(${fulfillmentIds}::text[]) as f(id) where exists (select from created)
     ), published as (
       insert into outbox (subject, payload, msg_id)
       select subject, payload, msg_id from (${outboxRows(db, events)}) e where exists (select from created) order by n
     )
     select from created`;
   return rows.length === 1;
+}
+
+/** The process a fulfillment belongs to. */
+export async function findProcessOfFulfillment(db: Db, project: string, fulfillmentId: string): Promise<string | undefined> {
+  const [row] = await db<{ process_id: string }[]>`select process_id from fulfillment_index where project = ${project} and id = ${fulfillmentId}`;
+  return row?.process_id;
 }
 
 export async function findProcess(db: Db, project: string, id: string): Promise<StoredProcess | undefined> {
@@ -168,6 +182,7 @@ export async function writeChange(
         aborted = ${p.aborted},
         modified = ${p.modified},
         pos = ${json(p.pos)}::text::jsonb,
+        fulfillments = ${json(p.fulfillments)}::text::jsonb,
         version = ${p.version},
         finalized_at = ${p.finalizedAt},
         updated_at = now()

@@ -3,7 +3,9 @@ import { checkoutPrice } from '../../src/domain/tax.js';
 import type { CheckoutInfo } from '../../subjects/checkout.js';
 import type { PaymentState, Pricing } from '../../subjects/checkout-process.js';
 import type { CheckoutProcessEventName, PosEventName } from '../../subjects/events.js';
+import type { FulfillmentEventName } from '../../subjects/fulfillments.js';
 import type { OrderState } from '../../subjects/orders.js';
+import type { FulfillmentJobRef, FulfillmentRecord } from './fulfillments.js';
 
 /**
  * The checkout process as its actor sees it, and the pure rules that move it. The handler loads a
@@ -52,6 +54,8 @@ export interface ProcessRecord {
   modified: boolean;
   processedOffline: boolean;
   pos: PosNotes;
+  /** Deliveries of its goods by a fulfillment service (fulfillments.ts); part of the process. */
+  fulfillments: FulfillmentRecord[];
   /** Counts the changes; events carry it. */
   version: number;
   createdAt: Date;
@@ -59,7 +63,10 @@ export interface ProcessRecord {
   finalizedAt: Date | null;
 }
 
-export type ChangeEvent = { domain: 'checkout'; event: CheckoutProcessEventName } | { domain: 'pos'; event: PosEventName };
+export type ChangeEvent =
+  | { domain: 'checkout'; event: CheckoutProcessEventName }
+  | { domain: 'pos'; event: PosEventName }
+  | { domain: 'fulfillment'; id: string; event: FulfillmentEventName };
 
 export type Decision =
   /** The machine does not allow it: 409 invalid_state_transition, nothing changes. */
@@ -68,7 +75,8 @@ export type Decision =
   | { kind: 'invalid'; message: string; details?: Array<Record<string, unknown>> }
   /** Asked for what already holds: answered as it stands, nothing written. */
   | { kind: 'unchanged' }
-  | { kind: 'changed'; next: ProcessRecord; events: ChangeEvent[] };
+  /** `jobs`: fulfillment calls the change queues (written to the outbox with it). */
+  | { kind: 'changed'; next: ProcessRecord; events: ChangeEvent[]; jobs?: FulfillmentJobRef[] };
 
 export type Command =
   | { type: 'abort' }
@@ -148,15 +156,17 @@ export function decide(process: ProcessRecord, command: Command, at: Date): Deci
 export function decideAll(process: ProcessRecord, commands: readonly Command[], at: Date): Decision {
   let current = process;
   const events: ChangeEvent[] = [];
+  const jobs: FulfillmentJobRef[] = [];
   for (const command of commands) {
     const decision = decide(current, command, at);
     if (decision.kind === 'refused' || decision.kind === 'invalid') return decision;
     if (decision.kind === 'changed') {
       current = decision.next;
       events.push(...decision.events);
+      jobs.push(...(decision.jobs ?? []));
     }
   }
-  return events.length ? { kind: 'changed', next: current, events } : { kind: 'unchanged' };
+  return events.length ? { kind: 'changed', next: current, events, jobs } : { kind: 'unchanged' };
 }
 
 /**

@@ -4,6 +4,8 @@ import type { CheckoutProcessEvent, OrderEvent, PosEvent } from '../../subjects/
 import { orderPath, receiptPath, type Order, type OrderLineItem, type OrderState } from '../../subjects/orders.js';
 import { posPath } from '../../subjects/pos.js';
 import { posView } from './pos.js';
+import { fulfillmentPath, type Fulfillment, type FulfillmentEvent } from '../../subjects/fulfillments.js';
+import type { FulfillmentRecord } from './fulfillments.js';
 import { isFinished, type ChangeEvent, type ProcessRecord } from './state.js';
 
 /** The shapes a process record is seen in: the API's process, its order, its events. Pure. */
@@ -32,7 +34,14 @@ export function toCheckoutProcess(p: ProcessRecord): CheckoutProcess {
     currency: p.checkoutInfo.currency,
     routingTarget: !isFinished(p.paymentState) && checks.some((c) => c.state === 'pending') ? 'supervisor' : 'none',
     checks,
-    fulfillments: [],
+    fulfillments: p.fulfillments.map((f) => ({
+      id: f.id,
+      type: f.type,
+      state: f.state,
+      refersTo: f.refersTo,
+      errors: f.errors,
+      links: { self: { href: fulfillmentPath(p.project, f.id) } },
+    })),
     ...(hasOrder ? { orderID: p.id } : {}),
     links: {
       self: { href: self },
@@ -129,9 +138,29 @@ export function toOrder(p: ProcessRecord, state: OrderState, sequenceNumber: num
   };
 }
 
-export function processEventPayload(p: ProcessRecord, event: ChangeEvent, at: Date): CheckoutProcessEvent | PosEvent {
+/** The spec's Fulfillment object of one of a process's fulfillments. */
+export function fulfillmentView(p: ProcessRecord, f: FulfillmentRecord): Fulfillment {
+  return {
+    id: f.id,
+    type: f.type,
+    state: f.state,
+    shopID: p.shopID,
+    processID: p.id,
+    ...(f.serviceID ? { serviceID: f.serviceID } : {}),
+    refersTo: f.refersTo,
+    lineItems: f.lineItems,
+    errors: f.errors,
+    links: { self: { href: fulfillmentPath(p.project, f.id) }, process: { href: processPath(p.project, p.id) } },
+  };
+}
+
+export function processEventPayload(p: ProcessRecord, event: ChangeEvent, at: Date): CheckoutProcessEvent | PosEvent | FulfillmentEvent {
   const envelope = { project: p.project, id: p.id, version: p.version, at: at.toISOString() };
   if (event.domain === 'pos') return { ...envelope, event: event.event, pos: posView(p) };
+  if (event.domain === 'fulfillment') {
+    const f = p.fulfillments.find((x) => x.id === event.id)!;
+    return { ...envelope, id: f.id, processID: p.id, event: event.event, fulfillment: fulfillmentView(p, f) };
+  }
   const { checkoutInfo: _info, pricing, ...process } = toCheckoutProcess(p);
   return { ...envelope, event: event.event, process: { ...process, shopID: p.shopID, price: pricing.price } };
 }

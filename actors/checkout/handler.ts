@@ -14,6 +14,8 @@ export interface CheckoutDeps {
   signingKey: Uint8Array;
   /** How many products, codes and PLUs a worker process remembers (0: none; see catalog-cache.ts). */
   cacheMaxEntries: number;
+  /** Whether a fulfillment service is configured (FULFILLMENT_URL): products with a fulfillmentType need one. */
+  fulfillmentAvailable: boolean;
 }
 
 /** The checkout workers: price a cart into a signed checkout info. */
@@ -48,6 +50,7 @@ export function createCheckoutActor(deps: CheckoutDeps): Route[] {
         at,
         loyaltyCard: Boolean(cart.customer?.loyaltyCard),
         deviceType: cart.deviceType,
+        fulfillmentAvailable: deps.fulfillmentAvailable,
       });
       if (!pricing.ok) {
         throw new AppError(400, 'invalid_cart_item', `${pricing.errors.length} cart item(s) cannot be sold`, pricing.errors);

@@ -50,7 +50,7 @@ export interface VersionedCheckoutData extends CheckoutData {
 /** Product fields a checkout never reads; they stay at their defaults in the checkout's catalog. */
 const CheckoutUnreadFields = [
   'description', 'subtitle', 'imageUrl', 'basePrice', 'additionalAttributes', 'codes', 'pluSet',
-  'setComponents', 'bundledProduct', 'baseProduct', 'isDiscountable', 'isReturnable', 'fulfillmentType',
+  'setComponents', 'bundledProduct', 'baseProduct', 'isDiscountable', 'isReturnable',
   'searchable', 'excludeFromSync', 'weighByCustomer', 'outOfStock',
 ] satisfies Array<keyof Product>;
 

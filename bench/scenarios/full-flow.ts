@@ -19,7 +19,8 @@ interface Flow {
 const Concurrency = Number(process.env.BENCH_FLOW_CONCURRENCY ?? 16);
 const MergePatch = 'application/merge-patch+json';
 
-export function checkoutFlow(project: string, token: string): FlowDefinition<Flow> {
+/** `extraItems`: cart items added to the 10 of the standard cart (such as a vending machine's product). */
+export function checkoutFlow(project: string, token: string, extraItems: readonly object[] = []): FlowDefinition<Flow> {
   const json = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const patch = { authorization: `Bearer ${token}`, 'content-type': MergePatch };
   const cart = JSON.stringify({
@@ -32,6 +33,7 @@ export function checkoutFlow(project: string, token: string): FlowDefinition<Flo
       { sku: sku(3), amount: 3 },
       { scannedCode: instoreCode(1, 10_060, 399), amount: 1 },
       ...[101, 102, 103, 104, 105].map((i) => ({ sku: sku(i), amount: 1 })),
+      ...extraItems,
     ],
   });
   return {
@@ -120,7 +122,7 @@ export async function fullFlowScenario(): Promise<string[]> {
   }
 }
 
-function describe(name: string, r: FlowResult): string[] {
+export function describe(name: string, r: FlowResult): string[] {
   const failures = r.failures ? `  (${r.failures} failed flows; first: ${r.firstFailure})` : '';
   return [
     `${name.padEnd(36)} ${r.flowsPerSecond.toFixed(0).padStart(6)} flows/s (${r.flows} flows)${failures}`,

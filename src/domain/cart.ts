@@ -48,6 +48,8 @@ export interface CartContext {
   at: Date;
   loyaltyCard: boolean;
   deviceType: string;
+  /** Whether a fulfillment service is configured: products with a fulfillmentType need one. */
+  fulfillmentAvailable: boolean;
 }
 
 export type CartPricing = { ok: true; lineItems: LineItem[]; price: Price } | { ok: false; errors: LineItemError[] };
@@ -123,6 +125,9 @@ function checkItem(entry: CatalogEntry, catalog: Catalog, context: CartContext):
     return { type: 'device_not_allowed', message: `${p.name || p.sku} is sold on ${p.allowedOnDeviceTypes.join(', ')} only` };
   }
   if (context.taxRates[p.taxCategory] === undefined) return { type: 'no_tax_rate', message: `no tax rate for the tax category "${p.taxCategory}" of ${p.sku}` };
+  if (p.fulfillmentType && !context.fulfillmentAvailable) {
+    return { type: 'fulfillment_unavailable', message: `${p.name || p.sku} is handed out by a ${p.fulfillmentType}, and no fulfillment service is configured` };
+  }
   if (p.depositProduct && !catalog.bySku.get(p.depositProduct)) {
     return { type: 'product_not_found', message: `the deposit product ${p.depositProduct} of ${p.sku} does not exist` };
   }
@@ -183,6 +188,7 @@ function priceItem(located: Located, counted: number, context: CartContext): { l
     taxRate: context.taxRates[p.taxCategory] as string,
     scannedCode: item.scannedCode ?? '',
     saleRestriction: p.saleRestriction ?? '',
+    ...(p.fulfillmentType ? { fulfillmentType: p.fulfillmentType } : {}),
   });
 
   if (embedded?.kind === 'price') return { line: line(embedded.value, 'client', embedded.value * item.amount) };

@@ -22,6 +22,7 @@ import { closingRoutes } from './routes/closings.js';
 import { orderRoutes } from './routes/orders.js';
 import { posRoutes } from './routes/pos.js';
 import { posCredentialRoutes } from './routes/pos-credentials.js';
+import { fulfillmentRoutes } from './routes/fulfillments.js';
 import { pricingRoutes } from './routes/pricing.js';
 import { promotionRoutes } from './routes/promotions.js';
 import { receiptRoutes } from './routes/receipts.js';
@@ -106,6 +107,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   checkoutProcessRoutes(zodApp, deps.client);
   posRoutes(zodApp, deps.client);
   posCredentialRoutes(zodApp, deps.client);
+  fulfillmentRoutes(zodApp, deps.client);
   orderRoutes(zodApp, deps.client);
   closingRoutes(zodApp, deps.client);
   couponRoutes(zodApp, deps.client, { publicBaseUrl: config.publicBaseUrl });

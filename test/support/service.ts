@@ -136,7 +136,7 @@ async function openNatsConnections(monitorPort: number): Promise<number> {
  * A second worker side (ROLE=workers, its own actors, mailboxes and pools) on the service's database
  * and NATS, as an operator scales out: the queue groups spread requests over both.
  */
-export async function startMoreWorkers(t: Test, svc: TestService): Promise<RunningService> {
+export async function startMoreWorkers(t: Test, svc: TestService, env: Record<string, string> = {}): Promise<RunningService> {
   const config = loadConfig({
     NODE_ENV: 'test',
     ROLE: 'workers',
@@ -146,6 +146,7 @@ export async function startMoreWorkers(t: Test, svc: TestService): Promise<Runni
     CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,
     DATA_DIR: svc.config.dataDir,
     LOG_LEVEL: 'silent',
+    ...env,
   });
   const workers = await startService(config, createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
   // Registered after the service's teardown, so it runs first: the workers stop before the service.

@@ -1,0 +1,80 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { tryParseJson } from '../../src/json.js';
+import type { Logger } from '../../src/logger.js';
+import type { ServiceClient } from '../../src/messaging/client.js';
+import { startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
+import { FulfillmentJob, fulfillmentPath, fulfillments, type CallOutcome } from '../../subjects/fulfillments.js';
+import { jobFilter } from '../../subjects/jobs.js';
+import { callService, type ServiceConfig } from './service.js';
+
+/**
+ * The fulfillment caller: a pool on the JetStream work queue of fulfillment calls. For each job it
+ * makes the call with the job id as Idempotency-Key (so the service can drop a repeat) and reports
+ * the answer to the process actor, which records it before the job is acked. A job delivered again
+ * asks the process actor first: one whose answer is recorded does nothing. Calls
+ * without an answer are tried again on the retry schedule; after the last attempt the fulfillment
+ * fails, with an event and a log line at error level.
+ */
+export interface FulfillmentCallerDeps {
+  nc: NatsConnection;
+  log: Logger;
+  /** The message path to the process actor, which owns the fulfillments. */
+  client: ServiceClient;
+  /** Unset url: calls wait (and are tried again) until the service is configured. */
+  service: Omit<ServiceConfig, 'url'> & { url?: string };
+  retryScheduleMs: readonly number[];
+  maxAttempts: number;
+  /** Calls this process makes at once. */
+  concurrency: number;
+}
+
+export function startFulfillmentCaller(deps: FulfillmentCallerDeps): Promise<JobConsumer> {
+  const { client, log, service } = deps;
+  const spec = { durable: 'fulfillment-caller', filter: jobFilter('fulfillment'), retryScheduleMs: deps.retryScheduleMs, maxAttempts: deps.maxAttempts, concurrency: deps.concurrency };
+
+  const handle = async (job: Job): Promise<JobOutcome> => {
+    const parsed = FulfillmentJob.safeParse(tryParseJson(new TextDecoder().decode(job.data)));
+    if (!parsed.success) {
+      log.error({ subject: job.subject }, 'fulfillment job cannot be read; dropped');
+      return { kind: 'done' };
+    }
+    const { project, processID, fulfillmentID, call, shopID, lineItems, serviceID } = parsed.data;
+    const address = { project, processID, fulfillmentID, call };
+    const record = (outcome: CallOutcome) => client.call(fulfillments.answered, { ...address, outcome });
+
+    // A first attempt calls with what the job carries. A later one asks first: the answer may be
+    // recorded already (the worker before died before its ack), or the service may have moved it on.
+    let request = { href: fulfillmentPath(project, fulfillmentID), shopID, lineItems, ...(serviceID ? { serviceID } : {}) };
+    if (job.attempt > 1) {
+      const { fulfillment, answered } = await client.call(fulfillments.calling, address);
+      if (answered) return { kind: 'done' };
+      if (!stillWanted(call, fulfillment.state)) {
+        log.info({ ...address, state: fulfillment.state }, 'fulfillment call no longer applies; skipped');
+        return { kind: 'done' };
+      }
+      request = { href: fulfillment.links.self.href, shopID: fulfillment.shopID, lineItems: fulfillment.lineItems, ...(fulfillment.serviceID ? { serviceID: fulfillment.serviceID } : {}) };
+    }
+    const result = service.url
+      ? await callService({ ...service, url: service.url }, request, call, job.msgId)
+      : { kind: 'retry' as const, reason: 'FULFILLMENT_URL is not set' };
+    if (result.kind === 'answered') {
+      await record(result.outcome);
+      return { kind: 'done' };
+    }
+    if (job.lastAttempt) {
+      log.error({ ...address, attempts: job.attempt, reason: result.reason }, 'fulfillment call failed after its last attempt');
+      await record({ kind: 'gaveUp', reason: `no answer after ${job.attempt} attempts: ${result.reason}` });
+      return { kind: 'done' };
+    }
+    log.warn({ ...address, attempt: job.attempt, reason: result.reason }, 'fulfillment call will be tried again');
+    return { kind: 'retry', reason: result.reason, ...(result.afterMs === undefined ? {} : { afterMs: result.afterMs }) };
+  };
+
+  return startJobConsumer({ nc: deps.nc, log }, spec, handle);
+}
+
+/** A call applies while the fulfillment is where the call takes it from (a service's own report may have moved it on). */
+function stillWanted(call: FulfillmentJob['call'], state: string): boolean {
+  if (call === 'allocate') return state === 'open' || state === 'allocating';
+  return state === 'allocated';
+}

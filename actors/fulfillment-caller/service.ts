@@ -1,0 +1,163 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { FulfillmentError } from '../../subjects/checkout-process.js';
+import type { CallOutcome, FulfillmentCall, FulfillmentLineItem } from '../../subjects/fulfillments.js';
+
+/**
+ * One call to the external fulfillment service, as the spec's table shows it: `POST /service` with
+ * state `allocating` (reserve), `PUT /service` with `processing` (deliver) or `aborted` (release),
+ * the fulfillment's own line items and `links.fulfillment.href`. The answer is classified:
+ * connection errors, timeouts, 5xx and 429 are tried again (429 and 503 after their Retry-After);
+ * an allocation's 400 is its result (allocationFailed, with the service's errors); any other 4xx
+ * is final.
+ */
+export interface ServiceConfig {
+  url: string;
+  token?: string;
+  timeoutMs: number;
+  /** Where clients reach the platform, to make links.fulfillment.href absolute; relative when unset. */
+  publicBaseUrl?: string;
+}
+
+export type CallResult = { kind: 'answered'; outcome: CallOutcome } | { kind: 'retry'; reason: string; afterMs?: number };
+
+/** What a call sends of a fulfillment. */
+export interface CallRequest {
+  /** The fulfillment's platform path (links.fulfillment.href). */
+  href: string;
+  shopID: string;
+  lineItems: readonly FulfillmentLineItem[];
+  serviceID?: string;
+}
+
+interface HttpAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
+
+/** Keep-alive connections to the service (node:http costs a fraction of fetch's CPU per call). */
+const agents = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }), 'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }) };
+
+function send(url: URL, method: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<HttpAnswer> {
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const request = transport.request(
+      url,
+      { method, headers: { ...headers, 'content-length': Buffer.byteLength(body) }, agent: agents[url.protocol as keyof typeof agents] },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString() }));
+        response.on('error', reject);
+      },
+    );
+    // The whole call, answer included, must end within the timeout.
+    const timer = setTimeout(() => request.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })), timeoutMs);
+    request.on('close', () => clearTimeout(timer));
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+const Requests: Record<FulfillmentCall, { method: 'POST' | 'PUT'; state: string }> = {
+  allocate: { method: 'POST', state: 'allocating' },
+  deliver: { method: 'PUT', state: 'processing' },
+  abort: { method: 'PUT', state: 'aborted' },
+};
+
+export async function callService(config: ServiceConfig, request: CallRequest, call: FulfillmentCall, idempotencyKey: string): Promise<CallResult> {
+  const { method, state } = Requests[call];
+  const body = {
+    ...(request.serviceID ? { id: request.serviceID } : {}),
+    state,
+    shopID: request.shopID,
+    lineItems: request.lineItems,
+    links: { fulfillment: { href: `${config.publicBaseUrl ?? ''}${request.href}` } },
+  };
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    'idempotency-key': idempotencyKey,
+    ...(config.token ? { authorization: `Bearer ${config.token}` } : {}),
+  };
+  let response: HttpAnswer;
+  try {
+    response = await send(new URL(`${config.url}/service`), method, headers, JSON.stringify(body), config.timeoutMs);
+  } catch (err) {
+    const timedOut = err instanceof Error && err.name === 'TimeoutError';
+    return { kind: 'retry', reason: timedOut ? `no answer within ${config.timeoutMs} ms` : `the service cannot be reached (${causeOf(err)})` };
+  }
+  const { status, text } = response;
+  if (status >= 500 || status === 429) {
+    return { kind: 'retry', reason: `the service answered ${status}`, afterMs: retryAfterMs(header(response, 'retry-after')) };
+  }
+  const answer = parseObject(text);
+  if (status >= 200 && status < 300) {
+    const serviceID = typeof answer.id === 'string' && answer.id ? answer.id : lastSegment(header(response, 'location'));
+    if (call === 'allocate') return answered({ kind: 'allocated', ...(serviceID ? { serviceID } : {}) });
+    if (call === 'deliver') return answered({ kind: 'delivered', state: answer.state === 'processing' ? 'processing' : 'processed', ...(serviceID ? { serviceID } : {}) });
+    return answered({ kind: 'aborted' });
+  }
+  const errors = errorsOf(answer.errors);
+  if (call === 'allocate' && status === 400) return answered({ kind: 'allocationFailed', errors });
+  return answered({
+    kind: 'refused',
+    status,
+    errors: errors.length ? errors : [{ type: 'rejected', message: `the fulfillment service answered ${status}${text ? `: ${text.slice(0, 500)}` : ''}` }],
+  });
+}
+
+function header(response: HttpAnswer, name: string): string | null {
+  const value = response.headers[name];
+  return (Array.isArray(value) ? value[0] : value) ?? null;
+}
+
+function answered(outcome: CallOutcome): CallResult {
+  return { kind: 'answered', outcome };
+}
+
+function causeOf(err: unknown): string {
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+function parseObject(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The service's errors as the platform keeps them: every field it gave, a message always (apps need one). */
+function errorsOf(value: unknown): FulfillmentError[] {
+  if (!Array.isArray(value)) return [];
+  return value.slice(0, 200).flatMap((e): FulfillmentError[] => {
+    if (typeof e !== 'object' || e === null) return [];
+    const { refersTo, type, itemsAvailable, message } = e as Record<string, unknown>;
+    const kind = typeof type === 'string' && type ? type.slice(0, 200) : 'unknown';
+    return [
+      {
+        type: kind,
+        ...(typeof refersTo === 'string' ? { refersTo: refersTo.slice(0, 200) } : {}),
+        ...(typeof itemsAvailable === 'number' && Number.isFinite(itemsAvailable) ? { itemsAvailable } : {}),
+        message: typeof message === 'string' && message ? message.slice(0, 2000) : kind,
+      },
+    ];
+  });
+}
+
+/** Retry-After in seconds or as an HTTP date, as milliseconds (at most a day). */
+export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - now;
+  return Number.isFinite(ms) && ms > 0 ? Math.min(ms, 86_400_000) : undefined;
+}
+
+function lastSegment(location: string | null): string | undefined {
+  const segment = location?.split('?')[0]?.split('/').filter(Boolean).at(-1);
+  return segment ? decodeURIComponent(segment) : undefined;
+}

@@ -1,0 +1,113 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
+import { runFlows } from '../flows.js';
+import { startBench } from '../harness.js';
+import { seedCatalog } from '../seed.js';
+import { checkoutFlow, describe } from './full-flow.js';
+
+/**
+ * Issue 10's scenario: the full checkout flow of the full-flow scenario with one vending machine
+ * item (reserved when the process is created, delivered once it is paid, through a local stand-in
+ * of the fulfillment service answering at once), beside the same flow without it, in one run.
+ * Goal: ≥ 80% of the flows/s without fulfillment, every step's p99 ≤ 50 ms. Then the stand-in fails
+ * 20% of the calls with 503: every paid process must still get exactly one delivery.
+ */
+interface StandIn {
+  url: string;
+  /** Share of calls answered 503. */
+  failureRate: number;
+  /** Idempotency keys the service applied, per state. */
+  applied: Map<string, string>;
+  calls: number;
+  server: Server;
+}
+
+async function startStandIn(): Promise<StandIn> {
+  const standIn = { url: '', failureRate: 0, applied: new Map<string, string>(), calls: 0 } as StandIn;
+  standIn.server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    req.on('end', () => {
+      standIn.calls++;
+      if (Math.random() < standIn.failureRate) {
+        res.writeHead(503).end();
+        return;
+      }
+      const body = JSON.parse(text) as { state: string; id?: string };
+      const key = String(req.headers['idempotency-key']);
+      standIn.applied.set(key, body.state);
+      const id = body.id ?? key.split('.')[0];
+      res.writeHead(201, { 'content-type': 'application/json', location: `/service/id/${id}` });
+      res.end(JSON.stringify({ id, state: req.method === 'POST' ? 'allocated' : body.state === 'aborted' ? 'aborted' : 'processed' }));
+    });
+  });
+  await new Promise<void>((resolve) => standIn.server.listen(0, '127.0.0.1', resolve));
+  standIn.url = `http://127.0.0.1:${(standIn.server.address() as AddressInfo).port}`;
+  return standIn;
+}
+
+const Concurrency = Number(process.env.BENCH_FLOW_CONCURRENCY ?? 16);
+
+export async function fulfillmentScenario(): Promise<string[]> {
+  const standIn = await startStandIn();
+  const bench = await startBench({ env: { FULFILLMENT_URL: standIn.url } });
+  const sql = postgres(bench.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const project = 'bench-fulfillment';
+    await seedCatalog(bench, project, 20_000);
+    const writer = await bench.token({ project, permissions: ['productsWrite', 'pricingWrite'] });
+    const put = (path: string, body: object) =>
+      fetch(`${bench.url}/${project}${path}`, { method: 'POST', headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    await put('/products', { sku: 'VEND-1', name: 'Cola 0,5 l', taxCategory: 'normal', fulfillmentType: 'vending-machine' });
+    await put('/pricing/v2/category/batch', [{ sku: 'VEND-1', category: 'default', prices: [{ price: '2.20', currency: 'EUR', tier: 'list' }] }]);
+    const token = await bench.token({ project, permissions: ['productsRead', 'updatePricingCheckoutProcess', 'ordersRead'] });
+    const duration = Number(process.env.BENCH_DURATION ?? 10);
+
+    const without = await runFlows(bench.url, checkoutFlow(project, token), { concurrency: Concurrency, durationSeconds: duration });
+    const withVending = await runFlows(bench.url, checkoutFlow(project, token, [{ sku: 'VEND-1', amount: 1 }]), { concurrency: Concurrency, durationSeconds: duration });
+    const settledAt = await settle(sql);
+
+    standIn.failureRate = 0.2;
+    const failing = await runFlows(bench.url, checkoutFlow(project, token, [{ sku: 'VEND-1', amount: 1 }]), { concurrency: Concurrency, durationSeconds: duration, warmupSeconds: 0 });
+    const settledFailing = await settle(sql);
+    const states = await sql<{ state: string; n: number }[]>`
+      select f ->> 'state' as state, count(*)::int as n from checkout_processes, jsonb_array_elements(fulfillments) f group by 1 order by 1`;
+    const paid = await sql<{ id: string }[]>`
+      select f ->> 'id' as id from checkout_processes, jsonb_array_elements(fulfillments) f where payment_state = 'successful'`;
+    const delivered = paid.filter(({ id }) => standIn.applied.get(`${id}.deliver`) === 'processing').length;
+    const extraDeliveries = [...standIn.applied.keys()].filter((key) => key.endsWith('.deliver')).length - delivered;
+
+    const ratio = withVending.flowsPerSecond / without.flowsPerSecond;
+    const worstP99 = Math.max(...withVending.steps.map((s) => s.p99));
+    return [
+      `full checkout flow with one vending machine item (reserved at creation, delivered after payment; stand-in answering at once), ${Concurrency} concurrent flows`,
+      ...describe('  without fulfillment items', without),
+      ...describe('  with a vending machine item', withVending),
+      `  every fulfillment settled ${settledAt} ms after the last flow`,
+      `  ratio ${(ratio * 100).toFixed(1)}% of the flows/s without fulfillment`,
+      `  goal ≥ 80% and every step's p99 ≤ 50 ms: ${ratio >= 0.8 && worstP99 <= 50 && withVending.failures === 0 ? 'met' : 'NOT met'}`,
+      `  with 20% of the calls answered 503: ${failing.flowsPerSecond.toFixed(0)} flows/s, settled ${settledFailing} ms after the last flow, ${standIn.calls} calls in all`,
+      `    fulfillments by state: ${states.map((s) => `${s.state} ${s.n}`).join(', ')}`,
+      `    paid processes ${paid.length}, each delivered once: ${delivered === paid.length && extraDeliveries === 0 ? 'yes' : `NO (${delivered} delivered, ${extraDeliveries} deliveries of unpaid processes)`}`,
+    ];
+  } finally {
+    await sql.end();
+    await bench.close();
+    standIn.server.close();
+  }
+}
+
+/** Waits until no fulfillment is under way; answers how long that took. */
+async function settle(sql: postgres.Sql): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const [row] = await sql<{ n: number }[]>`
+      select count(*)::int as n from checkout_processes, jsonb_array_elements(fulfillments) f
+      where f ->> 'state' in ('open', 'allocating') or (payment_state = 'successful' and f ->> 'state' = 'allocated')`;
+    if (row!.n === 0) return Date.now() - started;
+    if (Date.now() - started > 120_000) throw new Error(`${row!.n} fulfillments still under way after 2 minutes`);
+    await sleep(200);
+  }
+}
