@@ -44,7 +44,7 @@ export interface WorkerDeps {
   /** Receipts: the time zone they print times in, bytes per message, threads that make them. */
   receipts: { timeZone: string; partBytes: number; renderThreads: number };
   /** Closings: whether this process ticks the closing schedules; the software version DSFinV-K exports name. */
-  closings: { schedulerEnabled: boolean; softwareVersion: string };
+  closings: { schedulerEnabled: boolean; softwareVersion: string; retryScheduleMs?: readonly number[]; maxAttempts?: number };
   /** The external fulfillment service and how this process calls it (config.ts). */
   fulfillment: Config['fulfillment'] & { publicBaseUrl?: string };
   /** How long a worker waits for another worker's answer (REQUEST_TIMEOUT_MS). */
@@ -66,6 +66,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const relay = startOutboxRelay({ sql, js: jetstream(nc), log });
   const closingSequence = createClosingSequenceActor({
     sql, nc, log, software: { brand: 'checkout-platform', version: deps.closings.softwareVersion }, eventsWritten: () => relay.nudge(),
+    retryScheduleMs: deps.closings.retryScheduleMs, maxAttempts: deps.closings.maxAttempts,
   });
   const closingWork = await closingSequence.startConsumer();
   const endpoints = serveEndpoints({ nc, publisher, log }, [

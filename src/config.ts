@@ -47,6 +47,14 @@ const Environment = z
     RECEIPT_PART_BYTES: variable(z.coerce.number().int().min(1024).max(600_000).default(512 * 1024)),
     RECEIPT_RENDER_THREADS: variable(z.coerce.number().int().min(0).max(16).default(1)),
     CLOSING_SCHEDULER_ENABLED: variable(z.stringbool().default(true)),
+    CLOSING_RETRY_SCHEDULE_MS: variable(
+      z
+        .string()
+        .regex(/^\d+(,\d+)*$/, 'comma-separated milliseconds such as 1000,5000,15000')
+        .default('1000,5000,15000,60000,300000,900000')
+        .transform((list) => list.split(',').map(Number)),
+    ),
+    CLOSING_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(50)),
     FULFILLMENT_URL: variable(z.url({ protocol: /^https?$/ }).optional()),
     FULFILLMENT_TOKEN: variable(z.string().optional()),
     FULFILLMENT_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(10_000)),
@@ -90,8 +98,13 @@ const Configuration = Environment.transform((env) => ({
   /** Where clients reach the edge (scheme, host, path prefix), for absolute urls such as coupon images; unset: the request's own. */
   publicBaseUrl: env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
   receipts: { timeZone: env.RECEIPT_TIME_ZONE, partBytes: env.RECEIPT_PART_BYTES, renderThreads: env.RECEIPT_RENDER_THREADS },
-  /** Whether this process's node-cron ticks claim due closing schedules (every worker process may; each fire time is claimed once). */
-  closings: { schedulerEnabled: env.CLOSING_SCHEDULER_ENABLED },
+  /**
+   * Whether this process's node-cron ticks claim due closing schedules (every worker process may; each
+   * fire time is claimed once); the delays between attempts of closing work (1 s, 5 s, 15 s, 1 min,
+   * 5 min, then every 15 min) and how many attempts it gets (50: about eleven hours) before a report
+   * job is `failed`.
+   */
+  closings: { schedulerEnabled: env.CLOSING_SCHEDULER_ENABLED, retryScheduleMs: env.CLOSING_RETRY_SCHEDULE_MS, maxAttempts: env.CLOSING_MAX_ATTEMPTS },
   /**
    * The external fulfillment service: where it is (unset: products with a fulfillmentType cannot be
    * sold), its bearer token, how long a call may take, the delays between attempts (the last one

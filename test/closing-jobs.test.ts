@@ -121,7 +121,7 @@ t.test('refuses a job for a shop that does not exist (400 naming shopID) and ans
   t.match(nul.body.message, 'deviceID');
   const n = (await svc.sql<{ n: number }[]>`select count(*)::int as n from closing_jobs where shop_id = 'nope' or device_id like 'a%b'`)[0]!.n;
   t.equal(n, 0, 'no job was stored');
-  for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
+  for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '-'.repeat(36), `${'f'.repeat(35)}g`]) {
     const unknown = await svc.request('GET', `${p}/closings/jobs/${id}`, { token: tokens.read });
     t.equal(unknown.status, 404);
     t.equal(unknown.body.type, 'not_found');

@@ -17,6 +17,8 @@ export interface ChunkStore {
   drain(): Promise<void>;
   /** Writes what is left of a part as its last chunk, and waits. */
   end(part: number): Promise<void>;
+  /** Waits until no chunk is being written any more, whether the writes succeeded or not. */
+  settle(): Promise<void>;
   size(part: number): number;
 }
 
@@ -62,6 +64,11 @@ export function createChunkStore(sql: Sql, logId: string, generation: string): C
     async end(part) {
       cut(part);
       await drain();
+    },
+    async settle() {
+      const waiting = pending;
+      pending = [];
+      await Promise.allSettled(waiting);
     },
     size: (part) => parts.get(part)?.size ?? 0,
   };

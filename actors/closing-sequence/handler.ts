@@ -7,7 +7,7 @@ import { createMailboxes } from '../../src/messaging/mailbox.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { closings, closingWorkSubject, ClosingWork } from '../../subjects/closings.js';
 import { jobFilter } from '../../subjects/jobs.js';
-import { closeShop, event, failJob } from './close.js';
+import { closeShop, event, failJob, type ClosedShop } from './close.js';
 import { findLog, logChunk } from './log-sql.js';
 import { writeLogs, type LogWriterDeps } from './logs.js';
 import * as db from './sql.js';
@@ -27,6 +27,7 @@ export interface ClosingSequenceActor {
 }
 
 const utf8 = new TextDecoder();
+const JobIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The closing sequence of each shop: one logical actor per shop. Its work (schedule triggers and
@@ -49,17 +50,25 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
       return { kind: 'done' };
     }
     return mailboxes.run(`${parsed.project}/${parsed.shopID}`, async () => {
+      let closed: ClosedShop | null;
       try {
-        const closed = await closeShop(sql, parsed);
-        deps.eventsWritten();
-        if (closed) await writeLogs(deps, await db.logsToWrite(sql, closed.project, closed.shopId, closed.sequenceNumber));
-        return { kind: 'done' };
+        closed = await closeShop(sql, parsed);
       } catch (err) {
         if (!job.lastAttempt) throw err;
         log.error({ err, subject: job.subject, attempt: job.attempt }, 'closing work failed on its last attempt');
         if (parsed.type === 'report' && (await failJob(sql, parsed.project, parsed.jobID, 'the closing could not be made; see the service logs'))) deps.eventsWritten();
         return { kind: 'done' };
       }
+      deps.eventsWritten();
+      if (!closed) return { kind: 'done' };
+      try {
+        await writeLogs(deps, await db.logsToWrite(sql, closed.project, closed.shopId, closed.sequenceNumber));
+      } catch (err) {
+        // The closing stands (and its job is done); only its logs wait for the next attempt.
+        if (!job.lastAttempt) throw err;
+        log.error({ err, subject: job.subject, attempt: job.attempt, closing: closed }, 'closing logs could not be written on the last attempt; they stay not_present');
+      }
+      return { kind: 'done' };
     });
   };
 
@@ -86,7 +95,8 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
     }),
 
     route(closings.getJob, async ({ project, id }) => {
-      const row = /^[0-9a-f-]{36}$/i.test(id) ? await db.findJob(sql, project, id) : undefined;
+      // Only a well-formed UUID reaches Postgres: anything else (36 hyphens too) is no job's id, never a 500.
+      const row = JobIdPattern.test(id) ? await db.findJob(sql, project, id) : undefined;
       if (!row) throw AppError.notFound(`no report job with id ${id}`);
       return toJob(row);
     }),

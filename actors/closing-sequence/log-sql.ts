@@ -39,6 +39,11 @@ export async function dropStaged(sql: Sql, logId: string, generation: string): P
   await sql`delete from closing_log_chunks where log_id = ${logId} and generation = ${generation} and part > 0`;
 }
 
+/** Removes every chunk of a writing run that failed (it never becomes the file). */
+export async function dropRun(sql: Sql, logId: string, generation: string): Promise<void> {
+  await sql`delete from closing_log_chunks where log_id = ${logId} and generation = ${generation}`;
+}
+
 /**
  * Makes a run's file the log (present), if no later run overtook it, with its event; removes the
  * chunks of every other run. False when it was overtaken.

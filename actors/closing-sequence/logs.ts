@@ -13,7 +13,7 @@ import type { Logger } from '../../src/logger.js';
 import { eventSubject } from '../../subjects/events.js';
 import { logPath, type ClosingEvent, type LogFormat } from '../../subjects/closings.js';
 import { createChunkStore, type ChunkStore } from './chunk-store.js';
-import { claimLogRun, dropStaged, finishLogRun, stagedChunks } from './log-sql.js';
+import { claimLogRun, dropRun, dropStaged, finishLogRun, stagedChunks } from './log-sql.js';
 import { findClosing, projectedOrdersPage, type ClosingRow, type ProjectedOrder } from './sql.js';
 
 /**
@@ -60,9 +60,18 @@ async function writeLog(deps: LogWriterDeps, logId: string): Promise<void> {
   if (!closing) throw new Error(`log ${logId} has no closing`);
   const store = createChunkStore(sql, logId, generation);
   const started = performance.now();
-  const phases = target.format === 'dsfinvk_2023_03' ? await writeDsfinvk(deps, closing, store) : await writeAggregatedReceipts(sql, closing, store);
-  await store.end(0);
-  await dropStaged(sql, logId, generation);
+  let phases: Phases;
+  try {
+    phases = target.format === 'dsfinvk_2023_03' ? await writeDsfinvk(deps, closing, store) : await writeAggregatedReceipts(sql, closing, store);
+    await store.end(0);
+    await dropStaged(sql, logId, generation);
+  } catch (err) {
+    // The log stays not_present (a half-written file is never served) and the work is tried again;
+    // the failed run's chunks would otherwise stay behind until a later run finishes.
+    await store.settle();
+    await dropRun(sql, logId, generation).catch((dropErr: unknown) => deps.log.warn({ err: dropErr, logId }, 'chunks of a failed closing log run were left behind'));
+    throw err;
+  }
 
   const file = LogFiles[target.format];
   const number = Number(closing.sequence_number);
