@@ -21,11 +21,16 @@ export interface Endpoint<Request extends z.ZodType = z.ZodType, Reply extends z
 export interface Codec {
   encode(request: unknown): string | Uint8Array;
   decode(data: Uint8Array): unknown;
+  /** The media type of the bytes (the AsyncAPI document states it); JSON when absent. */
+  readonly contentType?: string;
+  /** How the bytes are framed, for a codec that is not plain JSON. */
+  readonly description?: string;
 }
 
 const utf8 = new TextDecoder();
 
 export const JsonCodec: Codec = {
+  contentType: 'application/json',
   encode: (request) => JSON.stringify(request),
   decode: (data) => JSON.parse(utf8.decode(data)) as unknown,
 };

@@ -219,6 +219,8 @@ export const ImagePart = z.object({
 export type ImagePart = z.infer<typeof ImagePart>;
 
 export const ImagePartCodec: Codec = {
+  contentType: 'application/octet-stream',
+  description: 'a JSON header line (the request without `data`), then the bytes of `data` as they are',
   encode(request) {
     const { data, ...header } = request as ImagePart;
     return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), data]);
@@ -255,7 +257,7 @@ export const coupons = {
   ),
 };
 
-export const CouponEvents = ['changed', 'deleted'] as const;
+export const CouponEvents = ['changed', 'deleted', 'redeemed'] as const;
 
 const EventEnvelope = z.object({
   project: z.string(),
@@ -268,6 +270,15 @@ export const CouponEvent = z
   .discriminatedUnion('event', [
     EventEnvelope.extend({ event: z.literal('changed'), etag: z.string(), coupon: Coupon.describe('As answered, in the project language') }),
     EventEnvelope.extend({ event: z.literal('deleted') }),
+    z.object({
+      project: z.string(),
+      id: z.string().describe('The coupon id'),
+      at: z.iso.datetime(),
+      event: z.literal('redeemed'),
+      processID: z.string().describe('The checkout process that redeemed it, as it succeeded'),
+      redeemed: z.boolean().describe('false: another process redeemed it first under the same key (a once-only coupon); this one was not'),
+      redemptionKey: z.string().describe('What made the redemption unique: code:<scanned code>, user:<appUserID>, or process:<id> (multiple)'),
+    }),
   ])
   .meta({ id: 'CouponEvent' });
 export type CouponEvent = z.infer<typeof CouponEvent>;

@@ -27,6 +27,8 @@ const utf8 = new TextDecoder();
  * from ndjson lines or JSON.stringify), so they split again safely.
  */
 export const ImportChunkCodec: Codec = {
+  contentType: 'application/x-ndjson',
+  description: 'ndjson: a JSON header line `{project, batchAt, lines}` (lines: the numbers of the lines in the request body), then one line per item, its JSON text as it came',
   encode(request) {
     const chunk = request as ImportChunk;
     const header = Buffer.from(JSON.stringify({ project: chunk.project, batchAt: chunk.batchAt, lines: chunk.lines.map(([line]) => line) }));

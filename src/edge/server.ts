@@ -12,6 +12,7 @@ import { registerAuth, type PosCredentialCheck } from './auth.js';
 import { registerNdjson } from './batch.js';
 import { registerErrorHandling } from './errors.js';
 import { registerOpenApi } from './openapi.js';
+import { asyncApiRoutes } from './asyncapi.js';
 import { isDocumentedOnly } from './schemas.js';
 import { healthRoutes, type HealthCheck } from './routes/health.js';
 import { availabilityRoutes } from './routes/availabilities.js';
@@ -98,6 +99,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
 
   const zodApp = app.withTypeProvider<ZodTypeProvider>();
   healthRoutes(zodApp, deps.health);
+  asyncApiRoutes(zodApp, deps.version);
   shopRoutes(zodApp, deps.client);
   settingsRoutes(zodApp, deps.client);
   productRoutes(zodApp, deps.client);
