@@ -166,8 +166,17 @@ t.test('lists every event domain with its subject, event names and payload', asy
     if (known[domain]) t.same([...channel.parameters.event.enum].sort(), [...known[domain]].sort(), `${domain}: the event names of its module`);
     t.match(doc.operations[`events.${domain}`], { action: 'receive' });
     t.ok(deref(channel.messages.event).payload, `${domain}: its payload`);
+    t.ok(namesAField(channel.parameters.id.description, deref(channel.messages.event).payload), `${domain}: {id} is a field of its payload`);
   }
 });
+
+/** The payload field a parameter's description names (`The payload's \`x\``) is a property of the payload (of each of its variants). */
+function namesAField(description: string, payload: Json): boolean {
+  const field = /The payload's `(\w+)`/.exec(description)?.[1];
+  const schema = deref(payload);
+  const variants: Json[] = schema.anyOf ?? schema.oneOf ?? [schema];
+  return !!field && variants.every((v) => field in (deref(v).properties ?? {}));
+}
 
 t.test('lists every job kind as internal', async (t) => {
   for (const kind of JobKinds) {
@@ -176,6 +185,8 @@ t.test('lists every job kind as internal', async (t) => {
     t.match(channel.description, /Internal/);
     t.ok(channel.parameters.step.enum.length > 0, `${kind}: its steps`);
     t.ok(deref(channel.messages.job).payload, `${kind}: its payload`);
+    t.ok(namesAField(channel.parameters.id.description, deref(channel.messages.job).payload), `${kind}: {id} is a field of its payload`);
+    t.ok(namesAField(channel.parameters.step.description, deref(channel.messages.job).payload), `${kind}: {step} is a field of its payload`);
     t.match(doc.operations[`jobs.${kind}`].tags, [{ name: 'jobs' }, { name: 'internal' }]);
   }
 });
