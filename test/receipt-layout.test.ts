@@ -63,6 +63,33 @@ t.test('computes the tax table from the lines when a PoS left the taxes out', as
   t.same(nbsp(layout.taxTable.sum.join('|')), 'Summe|2,00 €|0,26 €|2,26 €');
 });
 
+t.test('prints coupon lines as the checkout writes them: no amount, no tax row of their own, whether a promotion redeemed them', async (t) => {
+  // The checkout prices every line, coupons too: their "" rate is in the figures, at 0.
+  const lineItems = [
+    { id: '1', name: 'Kaffee', amount: 1, price: 599, totalPrice: 599, taxRate: '7' },
+    { id: 'p', type: 'promotion', refersTo: '1', name: 'Kaffee -1 €', amount: 1, price: -100, totalPrice: -100, taxRate: '7', discountRuleID: 'r1', couponID: 'C1', discountType: 'absolute', discountValue: 100 },
+    { id: 'c1', type: 'coupon', couponID: 'C1', name: 'Kaffee-Coupon', amount: 1, price: 0, totalPrice: 0, taxRate: '', redeemed: true },
+    { id: 'c2', type: 'coupon', couponID: 'C2', name: 'Anderer Coupon', amount: 1, price: 0, totalPrice: 0, taxRate: '', redeemed: false },
+  ];
+  const layout = receiptLayout(readReceiptOrder({ id: 'o', state: 'final', currency: 'EUR', lineItems, price: checkoutPrice(lineItems), paidAmount: 499 }), settings, berlin);
+  t.same(layout.lines.map((l) => nbsp([l.text, l.amount, l.taxMark, ...l.details].join('|'))), [
+    'Kaffee|5,99 €|A', 'Kaffee -1 €|-1,00 €|A', 'Coupon: Kaffee-Coupon|||eingelöst', 'Coupon: Anderer Coupon|||nicht eingelöst',
+  ]);
+  t.same(layout.taxTable.rows.map((r) => nbsp(r.join('|'))), ['A 7 %|4,66 €|0,33 €|4,99 €'], 'one rate: the coupons\' empty one is no row');
+});
+
+t.test('prints what the figures leave of the total, and rates that are no number, without tax, so the table adds up to the total', async (t) => {
+  const lineItems = [
+    { id: '1', name: 'A', amount: 1, price: 119, totalPrice: 119, taxRate: '19' },
+    { id: '2', name: 'B', amount: 1, price: 100, totalPrice: 100, taxRate: 'reduziert' },
+  ];
+  const incomplete = receiptLayout(readReceiptOrder({ id: 'o', state: 'final', lineItems, price: { price: 250, taxPre: { '19': 119 }, tax: { '19': 19 } } }), settings, berlin);
+  t.same(incomplete.taxTable.rows.map((r) => nbsp(r.join('|'))), ['A 19 %|1,00 €|0,19 €|1,19 €', 'B ohne MwSt.|1,31 €|0,00 €|1,31 €']);
+  t.same(nbsp(incomplete.taxTable.sum.join('|')), 'Summe|2,31 €|0,19 €|2,50 €', 'the sums row is the total');
+  const computed = receiptLayout(readReceiptOrder({ id: 'o', state: 'final', lineItems, price: { price: 219 } }), settings, berlin);
+  t.same(computed.taxTable.rows.map((r) => nbsp(r.join('|'))), ['A 19 %|1,00 €|0,19 €|1,19 €', 'B reduziert|1,00 €|0,00 €|1,00 €'], 'a rate that is no number takes no tax');
+});
+
 t.test('reads whatever an order document holds without failing: missing fields print as nothing', async (t) => {
   const layout = receiptLayout(readReceiptOrder({ lineItems: [{}, null, { name: 7 }], price: 'x' }), settings, berlin);
   t.equal(layout.lines.length, 3);
@@ -72,10 +99,12 @@ t.test('reads whatever an order document holds without failing: missing fields p
 t.test('the tax table adds up: net + tax = gross per rate, and the grosses to the total, for any lines', async () => {
   const line = fc.record({ totalPrice: fc.integer({ min: -5000, max: 500_000 }), taxRate: fc.constantFrom('19', '7', '5.5', '0') });
   fc.assert(
-    fc.property(fc.array(line, { minLength: 1, maxLength: 40 }), (lines) => {
+    fc.property(fc.array(line, { minLength: 1, maxLength: 40 }), fc.boolean(), (lines, dropRates) => {
       const items = lines.map((l, i) => ({ id: String(i), name: `L${i}`, amount: 1, price: l.totalPrice, ...l }));
       const o = order(items);
-      const layout = receiptLayout({ ...o, price: { price: o.price.price } }, settings, berlin);
+      // The figures as a PoS may leave them: none, or only some rates' (not adding up to the total).
+      const price = dropRates ? { price: o.price.price, taxPre: { '19': o.price.taxPre?.['19'] ?? 0 }, tax: { '19': o.price.tax?.['19'] ?? 0 } } : { price: o.price.price };
+      const layout = receiptLayout({ ...o, price }, settings, berlin);
       const cents = (s: string) => Number(nbsp(s).replace(/[^\d,-]/g, '').replace(',', '.')) * 100;
       let gross = 0;
       for (const [, net, tax, g] of layout.taxTable.rows) {

@@ -4,6 +4,7 @@ import type postgres from 'postgres';
 import { createProcessFor, finishPayment, p, type CheckoutFixture } from './checkout.js';
 import type { HttpResponse } from './http.js';
 import { TestProject, type TestService } from './service.js';
+import { checkoutPrice } from '../../src/domain/tax.js';
 
 /** Helpers of the closing tests: tokens, report jobs, waiting for closings and logs, orders. */
 
@@ -95,12 +96,14 @@ export interface SeededLine {
   weight?: number;
   weightUnit?: string;
   scannedCode?: string;
+  /** Members of the line beyond the base shape, or overriding it (totalPrice of a weighed line, couponID, priceModifiers, ...). */
+  extra?: Record<string, unknown>;
 }
 
 /**
  * An order document shaped like the checkout process actor's, for orders the checkout cannot make
  * yet (promotion and coupon lines, a pricing without tax figures). Its tax figures are worked out
- * per rate from the lines, as a checkout does, unless `price` is given.
+ * per rate from the lines as a checkout does (tax.ts checkoutPrice), unless `price` is given.
  */
 export function orderDocument(options: {
   id?: string;
@@ -131,18 +134,9 @@ export function orderDocument(options: {
     weightUnit: l.weightUnit ?? '',
     referenceUnit: '',
     units: 0,
-  }));
-  const taxPre: Record<string, number> = {};
-  for (const l of lineItems) taxPre[l.taxRate] = (taxPre[l.taxRate] ?? 0) + l.totalPrice;
-  const tax: Record<string, number> = {};
-  const taxNet: Record<string, number> = {};
-  for (const [rate, gross] of Object.entries(taxPre)) {
-    const r = Number(rate);
-    tax[rate] = Math.sign(gross) * Math.round((Math.abs(gross) * r) / (100 + r));
-    taxNet[rate] = gross - tax[rate]!;
-  }
-  const total = Object.values(taxPre).reduce((a, b) => a + b, 0);
-  const price = options.price ?? { tax, taxNet, taxPre, netPrice: total - Object.values(tax).reduce((a, b) => a + b, 0), price: total };
+    ...l.extra,
+  })) as Array<{ totalPrice: number; taxRate: string }>;
+  const price = options.price ?? checkoutPrice(lineItems);
   const paid = state === 'final' ? (price as { price: number }).price : 0;
   const paymentMethod = options.paymentMethod ?? 'cash';
   return {

@@ -1,31 +1,18 @@
-import { checkoutPrice } from '../tax.js';
+import { byRateDescending, orderRates, rateNumber, type PricedOrder, type RateFigures } from './order-rates.js';
 
 /**
- * The totals of a closing, from its orders' own figures. Pure.
+ * The totals of a closing, from its orders' own figures (order-rates.ts). Pure.
  *
  * Only `final` orders count: the orders of aborted and failed processes (listed with
- * includeAllStates) paid nothing. Per tax rate the order's own `taxPre` (gross), `tax` and `taxNet`
- * are summed; an order whose pricing lacks them (a pricing update may leave them out) has them
- * worked out from its line items as a checkout would (tax of a rate from its gross sum). What the
- * rates leave of the order's price (figures that do not add up) counts under the rate "" (no
- * known rate, without tax), so the shares always add up to the total.
+ * includeAllStates) paid nothing. Per tax rate the orders' figures are summed, so the shares add
+ * up to the total; a rate whose sums are all 0 (a coupon line's "" rate) is no share.
  */
 
 /** The parts of an order a closing reads. */
-export interface ClosingOrder {
+export interface ClosingOrder extends PricedOrder {
   state: string;
   paidAmount: number;
   paymentMethod: string;
-  price: { price: number; tax?: Record<string, number>; taxNet?: Record<string, number>; taxPre?: Record<string, number> };
-  lineItems?: ReadonlyArray<{ totalPrice?: number; taxRate?: string }>;
-}
-
-export interface RateFigures {
-  /** The rate as the order writes it ("19", "7", "5.5"). */
-  rate: string;
-  gross: number;
-  net: number;
-  tax: number;
 }
 
 export interface TaxShare {
@@ -46,50 +33,6 @@ export interface ClosingTotals {
   taxRates: string[];
   shareByPaymentMethod: PaymentShare[];
   total: number;
-}
-
-/** Per tax rate, the gross, net and tax of an order, from its own figures (highest rate first). */
-export function orderRates(order: Pick<ClosingOrder, 'price' | 'lineItems'>): RateFigures[] {
-  const { price } = order;
-  let taxPre = price.taxPre;
-  let tax = price.tax;
-  let taxNet = price.taxNet;
-  if (!taxPre || !tax) {
-    const lines = (order.lineItems ?? []).map((l) => ({ totalPrice: l.totalPrice ?? 0, taxRate: l.taxRate ?? '' }));
-    const computed = checkoutPrice(lines);
-    taxPre = computed.taxPre;
-    tax = computed.tax;
-    taxNet = computed.taxNet;
-  }
-  const rates = Object.keys(taxPre).sort(byRateDescending);
-  const figures = rates.map((rate) => {
-    const gross = taxPre[rate] ?? 0;
-    const rateTax = tax[rate] ?? 0;
-    return { rate, gross, tax: rateTax, net: taxNet?.[rate] ?? gross - rateTax };
-  });
-  // Figures that do not add up to the price (an incomplete pricing update): the rest has no
-  // known rate, so the rates always add up to what was paid.
-  const rest = price.price - figures.reduce((sum, f) => sum + f.gross, 0);
-  if (rest !== 0) {
-    const unknown = figures.find((f) => f.rate === '');
-    if (unknown) {
-      unknown.gross += rest;
-      unknown.net += rest;
-    } else {
-      figures.push({ rate: '', gross: rest, tax: 0, net: rest });
-    }
-  }
-  return figures;
-}
-
-export function byRateDescending(a: string, b: string): number {
-  return rateNumber(b) - rateNumber(a) || (a < b ? -1 : a > b ? 1 : 0);
-}
-
-/** "19" → 19, "5.5" → 5.5; text that is no rate counts as 0. */
-export function rateNumber(rate: string): number {
-  const value = Number(rate);
-  return Number.isFinite(value) ? value : 0;
 }
 
 export interface TotalsAccumulator {
@@ -126,7 +69,7 @@ export function createTotals(): TotalsAccumulator {
       for (const payment of sums.payments) addPayment(payment.paymentMethod, payment.amount);
     },
     result() {
-      const rates = [...byRate.keys()].sort(byRateDescending);
+      const rates = [...byRate.keys()].filter((rate) => Object.values(byRate.get(rate)!).some((v) => v !== 0)).sort(byRateDescending);
       return {
         taxShares: rates.map((rate) => ({ rate: rateNumber(rate), ...byRate.get(rate)! })),
         taxRates: rates,

@@ -1,5 +1,6 @@
 import { formatAmount } from '../money.js';
-import { orderRates, type ClosingOrder } from '../closings/totals.js';
+import { orderRates } from '../closings/order-rates.js';
+import type { ClosingOrder } from '../closings/totals.js';
 
 /**
  * The `aggregated_receipts` log of a closing: one CSV row per order (RFC 4180: `,` between fields,

@@ -1,4 +1,4 @@
-import { rateNumber } from '../closings/totals.js';
+import { isDecimalRate, rateNumber } from '../closings/order-rates.js';
 
 /** The DSFinV-K codes this platform's orders map to (Anhang C, D and the Stamm_USt keys). */
 
@@ -23,9 +23,10 @@ export const StandardVatKeys: readonly VatKey[] = [
 export const AlwaysListedVatKeys = [1, 2, 5, 6];
 
 /**
- * The key of an order's tax rate: 19 → 1, 7 → 2, 10.7 → 3, 5.5 → 4, 0 → 6 (tax free), no rate → 5
- * (not taxable); any other rate gets a key of its own from 1000 on (1000 + rate × 100: 16 % is
- * 2600), as the standard allows for rates it does not list.
+ * The key of an order's tax rate: 19 → 1, 7 → 2, 10.7 → 3, 5.5 → 4, 0 → 6 (tax free), no rate or
+ * text that is no rate → 5 (not taxable: no tax was taken out of it); any other rate gets a key of
+ * its own from 1000 on (1000 + rate × 100: 16 % is 2600), as the standard allows for rates it does
+ * not list.
  */
 export function vatKeyOf(rate: string): VatKey {
   let key = keys.get(rate);
@@ -39,7 +40,7 @@ export function vatKeyOf(rate: string): VatKey {
 const keys = new Map<string, VatKey>();
 
 function keyOfRate(rate: string): VatKey {
-  if (rate.trim() === '') return StandardVatKeys[4]!;
+  if (!isDecimalRate(rate)) return StandardVatKeys[4]!;
   const value = rateNumber(rate);
   if (value === 0) return StandardVatKeys[5]!;
   const standard = StandardVatKeys.slice(0, 4).find((k) => k.rate === value);

@@ -1,12 +1,12 @@
 import { divideRounded, minorUnitDigits } from '../money.js';
-import { taxIncluded } from '../tax.js';
-import { orderRates, type ClosingOrder, type RateFigures } from '../closings/totals.js';
+import { includedTax, isDecimalRate, orderRates, type RateFigures } from '../closings/order-rates.js';
+import type { ClosingOrder } from '../closings/totals.js';
 import { businessCaseOf, vatKeyOf } from './codes.js';
 
 /**
  * An order as a Beleg: its line items as DSFinV-K positions with their VAT split. Pure.
  *
- * The Beleg's VAT per rate is the order's own (closings/totals.ts orderRates), so the positions are
+ * The Beleg's VAT per rate is the order's own (closings/order-rates.ts), so the positions are
  * made to add up to it: each line's tax is worked out on its own, the rounding difference of a rate
  * goes to its largest line, and a rate whose lines do not add up to the order's gross of that rate
  * (a pricing update may be incomplete) gets a balancing position. Coupon and promotion lines
@@ -100,12 +100,28 @@ export function positionsOf(order: ExportOrder, currency: string): { vat: BelegV
     positions.push(...group);
   }
   positions.sort((a, b) => placeOrder(a.line) - placeOrder(b.line));
-  return { vat: rates.map((rate) => ({ vatKey: vatKeyOf(rate.rate).key, rate })), positions };
+  return { vat: vatOf(rates), positions };
+}
+
+/** One VAT row per key: rates that share a key ("" and text that is no rate) are summed under it. */
+function vatOf(rates: readonly RateFigures[]): BelegVat[] {
+  const byKey = new Map<number, BelegVat>();
+  for (const rate of rates) {
+    const vatKey = vatKeyOf(rate.rate).key;
+    const row = byKey.get(vatKey);
+    if (!row) byKey.set(vatKey, { vatKey, rate: { ...rate } });
+    else {
+      row.rate.gross += rate.gross;
+      row.rate.net += rate.net;
+      row.rate.tax += rate.tax;
+    }
+  }
+  return [...byKey.values()];
 }
 
 /** The tax a gross amount includes at a rate: tax.ts's rule, in plain numbers while they are exact. */
 function taxOf(gross: number, rate: string): number {
-  if (rate === '' || gross === 0) return 0;
+  if (gross === 0 || !isDecimalRate(rate)) return 0;
   let parsed = Rates.get(rate);
   if (!parsed) {
     const [whole = '0', fraction = ''] = rate.split('.');
@@ -115,7 +131,7 @@ function taxOf(gross: number, rate: string): number {
     Rates.set(rate, parsed);
   }
   const numerator = Math.abs(gross) * parsed.r;
-  if (!Number.isSafeInteger(numerator) || !Number.isFinite(parsed.r)) return taxIncluded(gross, rate);
+  if (!Number.isSafeInteger(numerator)) return includedTax(gross, rate);
   let quotient = Math.floor(numerator / parsed.denominator);
   if ((numerator - quotient * parsed.denominator) * 2 >= parsed.denominator) quotient += 1;
   return gross < 0 ? -quotient : quotient;

@@ -23,7 +23,11 @@ export interface ReceiptLabels {
   mandateReference: string;
   transactionTime: string;
   loyaltyCard: string;
-  taxTable: { rate: string; net: string; tax: string; gross: string; sum: string };
+  /** noRate: the row of amounts without a known tax rate. */
+  taxTable: { rate: string; net: string; tax: string; gross: string; sum: string; noRate: string };
+  /** Under a coupon line: whether a promotion redeemed it. */
+  couponRedeemed: string;
+  couponNotRedeemed: string;
   pieces: string;
   orderId: string;
   thanks: string;
@@ -64,7 +68,9 @@ const de: ReceiptLabels = {
   mandateReference: 'Mandatsreferenz',
   transactionTime: 'Zeitpunkt',
   loyaltyCard: 'Kundenkarte',
-  taxTable: { rate: 'MwSt.', net: 'Netto', tax: 'Steuer', gross: 'Brutto', sum: 'Summe' },
+  taxTable: { rate: 'MwSt.', net: 'Netto', tax: 'Steuer', gross: 'Brutto', sum: 'Summe', noRate: 'ohne MwSt.' },
+  couponRedeemed: 'eingelöst',
+  couponNotRedeemed: 'nicht eingelöst',
   pieces: 'Stk.',
   orderId: 'Beleg-ID',
   thanks: 'Vielen Dank für Ihren Einkauf!',
@@ -92,7 +98,9 @@ const en: ReceiptLabels = {
   mandateReference: 'Mandate reference',
   transactionTime: 'Time',
   loyaltyCard: 'Loyalty card',
-  taxTable: { rate: 'VAT', net: 'Net', tax: 'Tax', gross: 'Gross', sum: 'Total' },
+  taxTable: { rate: 'VAT', net: 'Net', tax: 'Tax', gross: 'Gross', sum: 'Total', noRate: 'no VAT' },
+  couponRedeemed: 'redeemed',
+  couponNotRedeemed: 'not redeemed',
   pieces: 'pcs',
   orderId: 'Order ID',
   thanks: 'Thank you for shopping with us!',

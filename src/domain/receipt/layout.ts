@@ -1,4 +1,4 @@
-import { checkoutPrice, taxIncluded } from '../tax.js';
+import { orderRates } from '../closings/order-rates.js';
 import { maskNumber, parseReportedTime, receiptFormat, type ReceiptFormat } from './format.js';
 import { labelsFor, type ReceiptLabels } from './labels.js';
 import type { ReceiptLineItem, ReceiptOrder, ReceiptSettings } from './source.js';
@@ -85,7 +85,7 @@ export function receiptLayout(order: ReceiptOrder, settings: ReceiptSettings, op
     payment: paymentRows(order, labels, format),
     taxTable: {
       head: [labels.taxTable.rate, labels.taxTable.net, labels.taxTable.tax, labels.taxTable.gross],
-      rows: taxes.map((t, i) => [`${taxMark(i)} ${format.rate(t.rate)}`, format.money(t.net), format.money(t.tax), format.money(t.gross)]),
+      rows: taxes.map((t, i) => [`${taxMark(i)} ${t.rate === '' ? labels.taxTable.noRate : format.rate(t.rate)}`, format.money(t.net), format.money(t.tax), format.money(t.gross)]),
       sum: [labels.taxTable.sum, format.money(sums.net), format.money(sums.tax), format.money(sums.gross)],
     },
     footer: [labels.thanks],
@@ -119,6 +119,8 @@ function receiptLine(item: ReceiptLineItem, labels: ReceiptLabels, format: Recei
     case 'coupon':
       text = `${labels.coupon}: ${text || item.couponID}`;
       if (item.totalPrice === 0) amount = '';
+      // A scanned coupon no promotion used took nothing: the customer should see that it is unspent.
+      if (item.redeemed !== undefined) details.push(item.redeemed ? labels.couponRedeemed : labels.couponNotRedeemed);
       break;
   }
   for (const m of item.priceModifiers) {
@@ -165,31 +167,13 @@ function lineKind(type: string): LineKind {
   }
 }
 
-interface TaxRow {
-  rate: string;
-  net: number;
-  tax: number;
-  gross: number;
-}
-
 /**
- * Per rate, highest first: the order's own figures (gross from taxPre, tax, net from taxNet).
- * Where a PoS left them out, they are computed from the line items as a checkout computes them.
+ * Per rate, highest first: the order's own figures, as its closing sums them and its DSFinV-K Beleg
+ * declares them (closings/order-rates.ts): computed from the line items where a PoS left them out,
+ * and what they leave of the total in a row of its own, so the table always adds up to the total.
  */
-function taxRows(order: ReceiptOrder): TaxRow[] {
-  const computed = order.price.taxPre ? undefined : checkoutPrice(order.lineItems.filter((l) => l.taxRate !== ''));
-  const taxPre = order.price.taxPre ?? computed!.taxPre;
-  return Object.keys(taxPre)
-    .sort((a, b) => Number(b) - Number(a) || a.localeCompare(b))
-    .map((rate) => {
-      const gross = taxPre[rate]!;
-      const tax = order.price.tax?.[rate] ?? safeTax(gross, rate);
-      return { rate, gross, tax, net: order.price.taxNet?.[rate] ?? gross - tax };
-    });
-}
-
-function safeTax(gross: number, rate: string): number {
-  return /^\d+(?:\.\d+)?$/.test(rate) ? taxIncluded(gross, rate) : 0;
+function taxRows(order: ReceiptOrder) {
+  return orderRates(order);
 }
 
 /** A, B, C, ... as German receipts mark the rates (A the highest). */

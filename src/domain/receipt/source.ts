@@ -39,6 +39,8 @@ export interface ReceiptLineItem {
   referenceUnit: string;
   units: number;
   couponID: string;
+  /** A coupon line: whether a promotion redeemed it; undefined when the order does not say. */
+  redeemed?: boolean;
   discountRuleID: string;
   discountPercentage?: number;
   priceModifiers: PriceModifier[];
@@ -80,6 +82,7 @@ export function readReceiptLineItem(value: unknown): ReceiptLineItem {
     referenceUnit: text(l.referenceUnit),
     units: int(l.units),
     couponID: text(l.couponID),
+    redeemed: typeof l.redeemed === 'boolean' ? l.redeemed : undefined,
     discountRuleID: text(l.discountRuleID),
     discountPercentage: decimal(l.discountPercentage),
     priceModifiers: list(l.priceModifiers).map((m) => {
