@@ -141,3 +141,21 @@ t.test("a closing's totals and shares are the sums of its orders' own figures, a
   );
   t.pass('held for every generated set of orders');
 });
+
+t.test('an order whose rate is no number (a PoS may write any text) is closed without tax, never failing the shop\'s closings', async (t) => {
+  await svc.request('POST', `${p}/shops`, { token: admin, body: { id: 'odd-rates', name: 'Odd rates' } });
+  const lines: SeededLine[] = [
+    { type: 'default', sku: 'A', name: 'A', amount: 1, price: 119, taxRate: '19' },
+    { type: 'default', sku: 'B', name: 'B', amount: 2, price: 150, taxRate: '19%' },
+  ];
+  await insertOrder(svc.sql, orderDocument({ shop: 'odd-rates', lines, price: { price: 419 } }));
+  const job = await runJob(svc, tokens, { shopID: 'odd-rates', formats: ['dsfinvk_2023_03'] });
+  t.equal(job.state, 'done');
+  const closing = await closingWithLogs(svc, tokens.read, 'odd-rates', job.sequenceNumber);
+  t.equal(closing.total, 419);
+  t.same(closing.taxShares, [{ rate: 19, net: 100, tax: 19, total: 119 }, { rate: 0, net: 300, tax: 0, total: 300 }]);
+  const zip = await downloadLog(svc, tokens.read, closing.links.dsfinvk_2023_03.href);
+  const { problems, tables } = validateDsfinvk(zip.bytes, closing);
+  t.same(problems, []);
+  t.same(tables['transactions_vat.csv']!.map((v) => [v.UST_SCHLUESSEL, v.BON_BRUTTO, v.BON_UST]), [['1', '1,19000', '0,19000'], ['5', '3,00000', '0,00000']], 'not taxable (key 5)');
+});
