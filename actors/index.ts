@@ -69,6 +69,8 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     retryScheduleMs: deps.closings.retryScheduleMs, maxAttempts: deps.closings.maxAttempts,
   });
   const closingWork = await closingSequence.startConsumer();
+  const receipts = createReceiptsActor({ sql, nc, log, ...deps.receipts });
+  const receiptJobs = await receipts.startConsumer();
   const endpoints = serveEndpoints({ nc, publisher, log }, [
     ...createSystemActor({ sql, migrations }),
     ...createSettingsActor({ sql }),
@@ -79,7 +81,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge() }),
     ...createOrdersActor({ sql, maxListRecords: deps.orders.maxListRecords }),
     ...createCouponsActor({ sql, eventsWritten: () => relay.nudge() }),
-    ...createReceiptsActor({ sql, ...deps.receipts }),
+    ...receipts.routes,
     ...createPromotionsActor({ sql, eventsWritten: () => relay.nudge() }),
     ...createPosCredentialsActor({ sql }),
     ...createClosingSchedulesActor({ sql }),
@@ -101,6 +103,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       client.close();
       await endpoints.stop();
       await closingWork.stop();
+      await receiptJobs.stop();
       relay.nudge();
       await relay.stop();
     },

@@ -1,12 +1,14 @@
 import { z } from 'zod';
-import { Href, ProjectId } from './common.js';
+import { Href, ProjectId, subjectToken } from './common.js';
 import { endpoint } from './contract.js';
+import { jobSubject } from './jobs.js';
 import { Pagination } from './orders.js';
 
 /**
  * Receipts of final orders (PDF) and an app user's purchase history. A receipt is made by a
- * receipts worker the first time it is asked for and kept (a final order never changes); it
- * travels to the edge base64-encoded in parts, each well under the broker's message limit.
+ * receipts worker when its order becomes final (a receipt job), or on its first request if the job
+ * has not run yet, and kept (a final order never changes); it travels to the edge base64-encoded
+ * in parts, each well under the broker's message limit.
  */
 
 /** Text Postgres can store: no U+0000, no lone surrogates. */
@@ -85,3 +87,28 @@ export const receipts = {
     z.object({ orders: z.array(PurchaseHistoryOrder), totalItems: z.int().min(0) }),
   ),
 };
+
+/**
+ * Durable work (JetStream JOBS, kind `receipt`): make and keep the receipt of an order that became
+ * final, so that its first request finds it made. Written to the outbox in the statement that
+ * writes the final order, published as `jobs.receipt.<project>.<orderId>` with Nats-Msg-Id
+ * `receipt:<project>:<orderId>` (the same order enqueued twice is made once). A job for an order
+ * that is not final, gone, or has its receipt already, does nothing.
+ */
+export const ReceiptJob = z
+  .object({ project: ProjectId, orderID: OrderId.describe('The final order whose receipt to make') })
+  .meta({ id: 'ReceiptJob' });
+export type ReceiptJob = z.infer<typeof ReceiptJob>;
+
+export function receiptJobSubject(project: string, orderId: string): string {
+  return jobSubject('receipt', project, subjectToken(orderId));
+}
+
+export function receiptJobMsgId(project: string, orderId: string): string {
+  return `receipt:${project}:${orderId}`;
+}
+
+/** The outbox row (subject, payload, Nats-Msg-Id) that enqueues the receipt job of a final order. */
+export function receiptJob(project: string, orderId: string): { subject: string; payload: ReceiptJob; msgId: string } {
+  return { subject: receiptJobSubject(project, orderId), payload: { project, orderID: orderId }, msgId: receiptJobMsgId(project, orderId) };
+}

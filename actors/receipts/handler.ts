@@ -1,17 +1,20 @@
-import { createHash } from 'node:crypto';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { ReceiptFonts } from '../../src/domain/receipt/pdf.js';
-import { readReceiptOrder } from '../../src/domain/receipt/source.js';
 import { AppError } from '../../src/errors.js';
 import type { Sql } from '../../src/infra/postgres.js';
+import type { Logger } from '../../src/logger.js';
+import type { JobConsumer } from '../../src/messaging/jobs.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { receiptPath } from '../../subjects/orders.js';
 import { receipts, type PurchaseHistoryOrder, type ReceiptPart } from '../../subjects/receipts.js';
-import { readSettings } from '../settings/sql.js';
-import { createReceiptRenderer } from './render-pool.js';
+import { startReceiptJobs } from './jobs.js';
+import { createReceiptMaker } from './maker.js';
 import * as db from './sql.js';
 
 export interface ReceiptsDeps {
   sql: Sql;
+  nc: NatsConnection;
+  log: Logger;
   /** IANA time zone the sale's date and time are printed in (RECEIPT_TIME_ZONE). */
   timeZone: string;
   /** Bytes of a receipt per message (RECEIPT_PART_BYTES); base64 makes a third more of them. */
@@ -22,37 +25,25 @@ export interface ReceiptsDeps {
   fonts?: ReceiptFonts;
 }
 
+export interface ReceiptsActor {
+  routes: Route[];
+  /** Starts making the receipts of orders that became final (receipt jobs from JetStream). */
+  startConsumer(): Promise<JobConsumer>;
+}
+
 /**
- * Receipts of final orders and an app user's purchase history. A receipt is made from the order
- * document as stored (the shop as it was at the sale) and the project settings, the first time it
- * is asked for, and kept: a final order never changes, so later requests read the stored bytes.
+ * Receipts of final orders and an app user's purchase history. A receipt is made when its order
+ * becomes final (a receipt job) and kept: a final order never changes, so requests read the stored
+ * bytes. A request that comes before the job made it makes it then (maker.ts: once).
  */
-export function createReceiptsActor(deps: ReceiptsDeps): Route[] {
-  const { sql, timeZone } = deps;
+export function createReceiptsActor(deps: ReceiptsDeps): ReceiptsActor {
+  const { sql } = deps;
   // Parts are whole base64 quanta (3 bytes, 4 characters), so each decodes on its own.
   const partBytes = Math.max(3, deps.partBytes - (deps.partBytes % 3));
   const partChars = (partBytes / 3) * 4;
-  const renderer = createReceiptRenderer({ threads: deps.renderThreads, fonts: deps.fonts });
+  const maker = createReceiptMaker({ sql, timeZone: deps.timeZone, renderThreads: deps.renderThreads, fonts: deps.fonts, partChars });
 
-  const render = async (project: string, id: string, doc: string): Promise<db.StoredReceipt> => {
-    const order = readReceiptOrder(JSON.parse(doc));
-    const pdf = await renderer.render({ order, settings: await readSettings(sql, project), timeZone });
-    return db.storeReceipt(sql, project, id, { etag: etagOf(pdf), size: pdf.length, base64: pdf.toString('base64') }, partChars);
-  };
-  // Requests for a receipt that is being made wait for it rather than making it again (in this
-  // process; across processes the store keeps the first).
-  const making = new Map<string, Promise<db.StoredReceipt>>();
-  const make = (project: string, id: string, doc: string): Promise<db.StoredReceipt> => {
-    const key = `${project}/${id}`;
-    let pending = making.get(key);
-    if (!pending) {
-      pending = render(project, id, doc).finally(() => making.delete(key));
-      making.set(key, pending);
-    }
-    return pending;
-  };
-
-  return [
+  const routes = [
     route(receipts.get, async ({ project, id, appUserID, ifNoneMatch }) => {
       const known = etagsIn(ifNoneMatch);
       const row = await db.findReceipt(sql, { project, id, appUserID }, partChars, known);
@@ -65,7 +56,7 @@ export function createReceiptsActor(deps: ReceiptsDeps): Route[] {
         if (!row.part || known.includes('*')) return notModified(row.etag, row.size);
         return part(row.etag, row.size, 0, row.part, partBytes);
       }
-      const stored = await make(project, id, row.doc!);
+      const stored = await maker.make(project, id, row.doc!);
       return known.includes(stored.etag) || known.includes('*') ? notModified(stored.etag, stored.size) : part(stored.etag, stored.size, 0, stored.part, partBytes);
     }),
 
@@ -81,6 +72,12 @@ export function createReceiptsActor(deps: ReceiptsDeps): Route[] {
       return { orders: rows.map((r) => historyItem(project, r)), totalItems };
     }),
   ];
+
+  return {
+    routes,
+    // One receipt per render thread at a time: more would only queue for the threads, ahead of requests.
+    startConsumer: () => startReceiptJobs({ nc: deps.nc, sql, log: deps.log, maker, concurrency: Math.max(1, deps.renderThreads) }),
+  };
 }
 
 function notYours(): AppError {
@@ -95,11 +92,6 @@ function part(etag: string, size: number, offset: number, base64: string, partBy
 
 function notModified(etag: string, size: number): ReceiptPart {
   return { etag, size, notModified: true, data: '', next: null };
-}
-
-/** A strong ETag from the bytes: the same receipt always has the same one. */
-function etagOf(pdf: Buffer): string {
-  return `"${createHash('sha256').update(pdf).digest('base64url').slice(0, 27)}"`;
 }
 
 /** The entity tags of an If-None-Match header (`*`, or a list; weak tags compare by their value). */

@@ -40,6 +40,15 @@ export async function findReceipt(
   return row;
 }
 
+/** The document of a final order that has no receipt yet (what a receipt job makes one from). */
+export async function orderWithoutReceipt(sql: Sql, project: string, id: string): Promise<{ doc: string } | undefined> {
+  const [row] = await sql<{ doc: string }[]>`
+    select o.doc::text as doc from orders o
+    where o.project = ${project} and o.id = ${id} and o.state = 'final'
+      and not exists (select from receipts r where r.project = o.project and r.order_id = o.id)`;
+  return row;
+}
+
 export interface StoredReceipt {
   etag: string;
   size: number;

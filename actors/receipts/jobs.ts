@@ -1,0 +1,61 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Sql } from '../../src/infra/postgres.js';
+import type { Logger } from '../../src/logger.js';
+import { startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
+import { jobFilter } from '../../subjects/jobs.js';
+import { ReceiptJob } from '../../subjects/receipts.js';
+import type { ReceiptMaker } from './maker.js';
+import * as db from './sql.js';
+
+/**
+ * The receipt jobs' consumer: makes the receipt of each order that became final, ahead of its
+ * first request. A job is only a head start: one that cannot be done (after its attempts) is
+ * dropped, and the first request makes the receipt then.
+ */
+export interface ReceiptJobDeps {
+  nc: NatsConnection;
+  sql: Sql;
+  log: Logger;
+  maker: ReceiptMaker;
+  /** Receipts made at once by this process (their renders queue for the render threads). */
+  concurrency: number;
+  retryScheduleMs?: readonly number[];
+  maxAttempts?: number;
+}
+
+const utf8 = new TextDecoder();
+
+export function startReceiptJobs(deps: ReceiptJobDeps): Promise<JobConsumer> {
+  const { sql, log, maker } = deps;
+  const work = async (job: Job): Promise<JobOutcome> => {
+    let parsed: ReceiptJob;
+    try {
+      parsed = ReceiptJob.parse(JSON.parse(utf8.decode(job.data)));
+    } catch (err) {
+      // A malformed job never becomes a good one: drop it, loudly.
+      log.error({ err, subject: job.subject }, 'receipt job that cannot be read was dropped');
+      return { kind: 'done' };
+    }
+    const { project, orderID } = parsed;
+    try {
+      const order = await db.orderWithoutReceipt(sql, project, orderID);
+      if (order) await maker.make(project, orderID, order.doc);
+      return { kind: 'done' };
+    } catch (err) {
+      if (!job.lastAttempt) throw err;
+      log.error({ err, project, orderID, attempt: job.attempt }, 'receipt job failed on its last attempt; the first request makes the receipt');
+      return { kind: 'done' };
+    }
+  };
+  return startJobConsumer(
+    { nc: deps.nc, log },
+    {
+      durable: 'receipt',
+      filter: jobFilter('receipt'),
+      retryScheduleMs: deps.retryScheduleMs ?? [1000, 5000, 30_000, 120_000],
+      maxAttempts: deps.maxAttempts ?? 5,
+      concurrency: deps.concurrency,
+    },
+    work,
+  );
+}
