@@ -75,8 +75,9 @@ export function createReceiptsActor(deps: ReceiptsDeps): ReceiptsActor {
 
   return {
     routes,
-    // One receipt per render thread at a time: more would only queue for the threads, ahead of requests.
-    startConsumer: () => startReceiptJobs({ nc: deps.nc, sql, log: deps.log, maker, concurrency: Math.max(1, deps.renderThreads) }),
+    // Two receipts per render thread: one rendered while the other's order is read or stored. More
+    // would only queue for the threads, ahead of the requests that make a receipt themselves.
+    startConsumer: () => startReceiptJobs({ nc: deps.nc, sql, log: deps.log, maker, concurrency: 2 * Math.max(1, deps.renderThreads) }),
   };
 }
 

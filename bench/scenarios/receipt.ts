@@ -1,4 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
+import { insertOutbox } from '../../actors/outbox/sql.js';
+import { receiptJob } from '../../subjects/receipts.js';
 import { createSender, expectStatus, runFlows, type FlowDefinition, type FlowResult } from '../flows.js';
 import { startBench, type Bench } from '../harness.js';
 import { seedCatalog, sku } from '../seed.js';
@@ -6,9 +9,12 @@ import { seedCatalog, sku } from '../seed.js';
 /**
  * Issue 14's scenario: receipts (PDF) of 30-line orders through the full path (edge → NATS →
  * receipts worker → Postgres), 16 connections in a closed loop, beside `GET /orders/{id}` of the
- * same orders in the same run. A receipt is made on its first request and kept, so two figures:
- * first generation (every request a receipt nobody asked for before: the PDF is made and stored)
- * and stored (the same receipts again). Goal: ≥ 200 receipts/s, p99 ≤ 100 ms.
+ * same orders in the same run. Goal: ≥ 200 receipts/s, p99 ≤ 100 ms. Three figures:
+ * - first generation: every request a receipt whose job has not run (the request makes and stores it);
+ * - receipt jobs: the receipts of the other orders made in the background, as when each order became
+ *   final (the jobs are enqueued here as the checkout enqueues them: outbox rows, receiptJob);
+ * - stored: requests for receipts made before (by their job, or a first request): what a customer
+ *   gets once the job ran, seconds after paying.
  */
 const Connections = Number(process.env.BENCH_RECEIPT_CONNECTIONS ?? 16);
 const Orders = Number(process.env.BENCH_RECEIPT_ORDERS ?? 2500);
@@ -42,26 +48,28 @@ export async function receiptScenario(): Promise<string[]> {
     let next = 0;
     const fresh = getFlow('receipt, first generation', () => ids[next++], (id) => `/${Project}/orders/${id}/receipt`, auth);
     const first = await runFlows(bench.url, fresh, { concurrency: Connections, durationSeconds: duration, warmupSeconds: 1 });
-    const made = next;
-    const stored = await runFlows(bench.url, getFlow('receipt, stored', () => pick(ids, made), (id) => `/${Project}/orders/${id}/receipt`, auth), {
+    const made = Math.min(next, ids.length);
+    const jobs = await madeByJobs(bench, ids.slice(made));
+    const stored = await runFlows(bench.url, getFlow('receipt, stored', () => pick(ids, ids.length), (id) => `/${Project}/orders/${id}/receipt`, auth), {
       concurrency: Connections,
       durationSeconds: duration,
     });
-    const orders = await runFlows(bench.url, getFlow('GET /orders/{id}', () => pick(ids, made), (id) => `/${Project}/orders/${id}`, auth), {
+    const orders = await runFlows(bench.url, getFlow('GET /orders/{id}', () => pick(ids, ids.length), (id) => `/${Project}/orders/${id}`, auth), {
       concurrency: Connections,
       durationSeconds: duration,
     });
     const size = (await fetch(`${bench.url}/${Project}/orders/${ids[0]}/receipt`, { headers: auth }).then((r) => r.arrayBuffer())).byteLength;
 
     const met = (r: FlowResult) => (r.flowsPerSecond >= 200 && r.steps[0]!.p99 <= 100 && r.failures === 0 ? 'met' : 'NOT met');
-    const exhausted = first.failures && made > ids.length ? `  (ran out of fresh orders after ${ids.length})` : '';
+    const exhausted = first.failures && next > ids.length ? `  (ran out of fresh orders after ${ids.length})` : '';
     return [
       `receipts of 30-line orders (PDF, ${size} bytes each), ${Connections} connections, closed loop, ${threads ?? 'default'} render threads; ${ids.length} orders seeded through the API in ${seeding.toFixed(1)} s`,
       describe('  first generation (made + stored)', first) + exhausted,
-      describe('  stored receipt (the same again)', stored),
+      `  receipt jobs (made in the background)  ${jobs.perSecond.toFixed(0).padStart(6)} receipts/s (${jobs.count} in ${jobs.seconds.toFixed(1)} s)`,
+      describe('  stored receipt (made by its job)', stored),
       describe('  beside: GET /orders/{id}', orders),
       `  stored receipts at ${((stored.flowsPerSecond / orders.flowsPerSecond) * 100).toFixed(1)}% of GET /orders/{id}'s req/s`,
-      `  goal ≥ 200 receipts/s and p99 ≤ 100 ms: first generation ${met(first)}, stored ${met(stored)}`,
+      `  goal ≥ 200 receipts/s and p99 ≤ 100 ms: first generation ${met(first)}, stored (a receipt whose job ran) ${met(stored)}`,
     ];
   } finally {
     await bench.close();
@@ -84,6 +92,27 @@ function getFlow(name: string, nextId: () => string | undefined, path: (id: stri
       },
     ],
   };
+}
+
+/**
+ * Enqueues the receipt jobs of these orders as the checkout does when an order becomes final, and
+ * waits until every receipt is stored; answers how fast the workers made them.
+ */
+async function madeByJobs(bench: Bench, ids: readonly string[]): Promise<{ count: number; seconds: number; perSecond: number }> {
+  const sql = postgres(bench.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const started = performance.now();
+    await insertOutbox(sql, ids.map((id) => receiptJob(Project, id)));
+    for (;;) {
+      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from receipts where project = ${Project} and order_id = any(${ids as string[]})`;
+      if (row!.n >= ids.length) break;
+      await sleep(100);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    return { count: ids.length, seconds, perSecond: ids.length / Math.max(seconds, 0.001) };
+  } finally {
+    await sql.end();
+  }
 }
 
 function pick(ids: readonly string[], upTo: number): string {
