@@ -223,11 +223,21 @@ export const closings = {
   createJob: endpoint('svc.closings.createJob', Project.extend({ job: ReportJobRequest }), ReportJob),
   getJob: endpoint('svc.closings.getJob', Project.extend({ id: z.string().max(64) }), ReportJob),
 
-  /** Part of a page of the list, newest first; the first part (offset of the page) also counts. */
+  /**
+   * Part of a page of the list, newest first: the first part from the page's offset (and counted),
+   * each further one after the last closing of the part before (`next`), so that closings made
+   * meanwhile never repeat or skip one within a page.
+   */
   listPart: endpoint(
     'svc.closings.listPart',
-    Project.extend({ shopID: ShopId.optional(), offset: z.int().min(0), limit: z.int().min(1).max(500), count: z.boolean() }),
-    z.object({ closings: z.array(ClosingSummary), totalItems: z.int().nullable() }),
+    Project.extend({
+      shopID: ShopId.optional(),
+      offset: z.int().min(0),
+      after: z.string().max(300).optional(),
+      limit: z.int().min(1).max(500),
+      count: z.boolean(),
+    }),
+    z.object({ closings: z.array(ClosingSummary), totalItems: z.int().nullable(), next: z.string().nullable() }),
   ),
   get: endpoint('svc.closings.get', ShopClosing, ClosingSummary),
   /** The orders of a closing as their stored JSON texts, by sequence number, after `after`. */

@@ -101,10 +101,15 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
       return toJob(row);
     }),
 
-    route(closings.listPart, async ({ project, shopID, offset, limit, count }) => ({
-      closings: (await db.listClosings(sql, project, shopID, offset, limit)).map(toSummary),
-      totalItems: count ? await db.countClosings(sql, project, shopID) : null,
-    })),
+    route(closings.listPart, async ({ project, shopID, offset, after, limit, count }) => {
+      const rows = await db.listClosings(sql, { project, shopId: shopID, offset, after: after === undefined ? undefined : listPosition(after) }, limit);
+      const last = rows.at(-1);
+      return {
+        closings: rows.map(toSummary),
+        totalItems: count ? await db.countClosings(sql, project, shopID) : null,
+        next: rows.length === limit && last ? `${last.created_at.toISOString()}|${last.shop_id}|${last.sequence_number}` : null,
+      };
+    }),
 
     route(closings.get, async ({ project, shopID, sequenceNumber }) => toSummary(await foundClosing(sql, project, shopID, sequenceNumber))),
 
@@ -157,6 +162,14 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
         work,
       ),
   };
+}
+
+/** Where a part of the list ends, as `next` wrote it: creation time, shop and number of its last closing. */
+function listPosition(after: string): db.ListPosition {
+  const [at = '', shopId = '', number = ''] = after.split('|');
+  const createdAt = new Date(at);
+  if (Number.isNaN(createdAt.getTime()) || !/^\d{1,15}$/.test(number)) throw AppError.badRequest('after: not a position in the list of closings');
+  return { createdAt, shopId, sequenceNumber: Number(number) };
 }
 
 async function foundClosing(sql: Sql, project: string, shopId: string, sequenceNumber: number): Promise<db.ClosingRow> {

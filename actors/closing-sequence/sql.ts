@@ -258,15 +258,25 @@ export async function countClosings(db: Db, project: string, shopId: string | un
   return row!.n;
 }
 
-/** Newest first (creation time, then shop, then number). */
-export function listClosings(db: Db, project: string, shopId: string | undefined, offset: number, limit: number) {
-  return shopId === undefined
-    ? db<ClosingRow[]>`
-        select ${closingColumns(db)} from closings c where c.project = ${project}
-        order by c.created_at desc, c.shop_id, c.sequence_number desc offset ${offset} limit ${limit}`
-    : db<ClosingRow[]>`
-        select ${closingColumns(db)} from closings c where c.project = ${project} and c.shop_id = ${shopId}
-        order by c.created_at desc, c.shop_id, c.sequence_number desc offset ${offset} limit ${limit}`;
+/** The last closing of a part of the list: the next part starts after it. */
+export interface ListPosition {
+  createdAt: Date;
+  shopId: string;
+  sequenceNumber: number;
+}
+
+/** Newest first (creation time, then shop, then number): from `offset`, or after a position. */
+export function listClosings(db: Db, scope: { project: string; shopId: string | undefined; offset: number; after: ListPosition | undefined }, limit: number) {
+  const { project, shopId, after } = scope;
+  const ofShop = shopId === undefined ? db`` : db`and c.shop_id = ${shopId}`;
+  const afterPosition =
+    after === undefined
+      ? db``
+      : db`and (c.created_at < ${after.createdAt}
+             or (c.created_at = ${after.createdAt} and (c.shop_id > ${after.shopId} or (c.shop_id = ${after.shopId} and c.sequence_number < ${after.sequenceNumber}))))`;
+  return db<ClosingRow[]>`
+    select ${closingColumns(db)} from closings c where c.project = ${project} ${ofShop} ${afterPosition}
+    order by c.created_at desc, c.shop_id, c.sequence_number desc offset ${after === undefined ? scope.offset : 0} limit ${limit}`;
 }
 
 /** A page of a closing's orders as stored JSON texts, by sequence number. */

@@ -155,12 +155,11 @@ export function closingRoutes(app: ZodApp, client: ServiceClient): void {
       const totalPages = Math.ceil(totalItems / perPage);
       const onPage = Math.max(0, Math.min(perPage, totalItems - offset));
       const texts = (items: readonly unknown[]) => items.map((item) => JSON.stringify(item));
-      const nextPart = async (next: string, remaining: number) => {
-        const at = Number(next);
-        const part = await client.call(closings.listPart, { project, shopID, offset: at, limit: Math.min(ClosingsPerPart, remaining), count: false });
-        return { items: texts(part.closings), next: part.closings.length ? String(at + part.closings.length) : null };
+      const nextPart = async (after: string, remaining: number) => {
+        const part = await client.call(closings.listPart, { project, shopID, offset: 0, after, limit: Math.min(ClosingsPerPart, remaining), count: false });
+        return { items: texts(part.closings), next: part.next };
       };
-      const items = inParts({ items: texts(first.closings), next: first.closings.length ? String(offset + first.closings.length) : null }, onPage, nextPart);
+      const items = inParts({ items: texts(first.closings), next: first.next }, onPage, nextPart);
       const self = request.url;
       const links: Record<string, { href: string }> = { self: { href: self } };
       if (page + 1 < totalPages) links.nextPage = { href: withPage(self, page + 1) };
