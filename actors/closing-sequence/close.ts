@@ -4,6 +4,7 @@ import { readSettings } from '../settings/sql.js';
 import { eventSubject } from '../../subjects/events.js';
 import { triggerKey, type ClosingEvent, type ClosingOrigin, type ClosingShop, type ClosingWork, type LogFormat } from '../../subjects/closings.js';
 import type { OutboxEvent } from '../outbox/sql.js';
+import * as jobs from './job-sql.js';
 import * as db from './sql.js';
 import { toJob, toSummary } from './views.js';
 
@@ -51,7 +52,7 @@ export async function closeShop(sql: Sql, work: ClosingWork, now: () => Date = (
       zone = work.location;
       if (work.mode === 'includeUntilScheduled') cutOffAt = fireAt;
     } else {
-      const job = await db.findJob(tx, project, work.jobID, true);
+      const job = await jobs.findJob(tx, project, work.jobID, true);
       if (!job) throw new Error(`report job ${work.jobID} does not exist`);
       if (job.state === 'done') return done(job.closing_sequence_number);
       if (job.state === 'failed') return null;
@@ -128,7 +129,7 @@ export async function closeShop(sql: Sql, work: ClosingWork, now: () => Date = (
     const at = createdAt.toISOString();
     const events: OutboxEvent[] = [event(project, shopId, { project, shopID: shopId, at, event: 'created', closing: summary })];
     if (jobId) {
-      const job = await db.finishJob(tx, jobId, { state: 'done', sequenceNumber: closing.sequenceNumber }, createdAt);
+      const job = await jobs.finishJob(tx, jobId, { state: 'done', sequenceNumber: closing.sequenceNumber }, createdAt);
       events.push(event(project, shopId, { project, shopID: shopId, at, event: 'jobDone', job: toJob(job) }));
     }
     await db.insertOutbox(tx, events);
@@ -139,10 +140,10 @@ export async function closeShop(sql: Sql, work: ClosingWork, now: () => Date = (
 /** Records that a report job could not be done (its last attempt failed). */
 export async function failJob(sql: Sql, project: string, jobId: string, reason: string): Promise<boolean> {
   return sql.begin(async (tx: TransactionSql) => {
-    const job = await db.findJob(tx, project, jobId, true);
+    const job = await jobs.findJob(tx, project, jobId, true);
     if (!job || job.state !== 'pending') return false;
     const at = new Date();
-    const failed = await db.finishJob(tx, jobId, { state: 'failed', reason }, at);
+    const failed = await jobs.finishJob(tx, jobId, { state: 'failed', reason }, at);
     await db.insertOutbox(tx, [event(project, job.shop_id, { project, shopID: job.shop_id, at: at.toISOString(), event: 'jobFailed', job: toJob(failed) })]);
     return true;
   });

@@ -10,6 +10,8 @@ import { jobFilter } from '../../subjects/jobs.js';
 import { closeShop, event, failJob, type ClosedShop } from './close.js';
 import { findLog, logChunk } from './log-sql.js';
 import { writeLogs, type LogWriterDeps } from './logs.js';
+import * as jobs from './job-sql.js';
+import * as read from './read-sql.js';
 import * as db from './sql.js';
 import { toJob, toSummary } from './views.js';
 
@@ -62,7 +64,7 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
       deps.eventsWritten();
       if (!closed) return { kind: 'done' };
       try {
-        await writeLogs(deps, await db.logsToWrite(sql, closed.project, closed.shopId, closed.sequenceNumber));
+        await writeLogs(deps, await read.logsToWrite(sql, closed.project, closed.shopId, closed.sequenceNumber));
       } catch (err) {
         // The closing stands (and its job is done); only its logs wait for the next attempt.
         if (!job.lastAttempt) throw err;
@@ -80,7 +82,7 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
       const formats = request.formats ?? (await db.scheduleFormatsOfShop(sql, project, request.shopID)).formats;
       const id = randomUUID();
       const created = await sql.begin(async (tx) => {
-        const row = await db.insertJob(tx, {
+        const row = await jobs.insertJob(tx, {
           id, project, shop_id: request.shopID, device_id: request.deviceID, skipped_cash_count: request.skippedCashCount, formats, created_at: new Date(),
         });
         const closingWork: ClosingWork = { type: 'report', project, shopID: request.shopID, jobID: id };
@@ -96,17 +98,17 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
 
     route(closings.getJob, async ({ project, id }) => {
       // Only a well-formed UUID reaches Postgres: anything else (36 hyphens too) is no job's id, never a 500.
-      const row = JobIdPattern.test(id) ? await db.findJob(sql, project, id) : undefined;
+      const row = JobIdPattern.test(id) ? await jobs.findJob(sql, project, id) : undefined;
       if (!row) throw AppError.notFound(`no report job with id ${id}`);
       return toJob(row);
     }),
 
     route(closings.listPart, async ({ project, shopID, offset, after, limit, count }) => {
-      const rows = await db.listClosings(sql, { project, shopId: shopID, offset, after: after === undefined ? undefined : listPosition(after) }, limit);
+      const rows = await read.listClosings(sql, { project, shopId: shopID, offset, after: after === undefined ? undefined : listPosition(after) }, limit);
       const last = rows.at(-1);
       return {
         closings: rows.map(toSummary),
-        totalItems: count ? await db.countClosings(sql, project, shopID) : null,
+        totalItems: count ? await read.countClosings(sql, project, shopID) : null,
         next: rows.length === limit && last ? `${last.created_at.toISOString()}|${last.shop_id}|${last.sequence_number}` : null,
       };
     }),
@@ -115,7 +117,7 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
 
     route(closings.ordersPart, async ({ project, shopID, sequenceNumber, after, limit }) => {
       const closing = await foundClosing(sql, project, shopID, sequenceNumber);
-      const rows = await db.ordersPage(sql, {
+      const rows = await read.ordersPage(sql, {
         project,
         shopId: shopID,
         after: Math.max(after, Number(closing.first_order_sequence_number) - 1),
@@ -165,15 +167,15 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
 }
 
 /** Where a part of the list ends, as `next` wrote it: creation time, shop and number of its last closing. */
-function listPosition(after: string): db.ListPosition {
+function listPosition(after: string): read.ListPosition {
   const [at = '', shopId = '', number = ''] = after.split('|');
   const createdAt = new Date(at);
   if (Number.isNaN(createdAt.getTime()) || !/^\d{1,15}$/.test(number)) throw AppError.badRequest('after: not a position in the list of closings');
   return { createdAt, shopId, sequenceNumber: Number(number) };
 }
 
-async function foundClosing(sql: Sql, project: string, shopId: string, sequenceNumber: number): Promise<db.ClosingRow> {
-  const row = await db.findClosing(sql, project, shopId, sequenceNumber);
+async function foundClosing(sql: Sql, project: string, shopId: string, sequenceNumber: number): Promise<read.ClosingRow> {
+  const row = await read.findClosing(sql, project, shopId, sequenceNumber);
   if (!row) throw AppError.notFound(`no closing ${sequenceNumber} of shop ${shopId}`);
   return row;
 }

@@ -14,7 +14,7 @@ import { eventSubject } from '../../subjects/events.js';
 import { logPath, type ClosingEvent, type LogFormat } from '../../subjects/closings.js';
 import { createChunkStore, type ChunkStore } from './chunk-store.js';
 import { claimLogRun, dropRun, dropStaged, finishLogRun, stagedChunks } from './log-sql.js';
-import { findClosing, projectedOrdersPage, type ClosingRow, type ProjectedOrder } from './sql.js';
+import { findClosing, projectedOrdersPage, type ClosingRow, type ProjectedOrder } from './read-sql.js';
 
 /**
  * Writes the logs of a closing after it was stored (state not_present → present). The orders are

@@ -1,5 +1,6 @@
 import { closingPath, jobPath, logPath, type ClosingSummary, type ReportJob } from '../../subjects/closings.js';
-import type { ClosingRow, JobRow } from './sql.js';
+import type { JobRow } from './job-sql.js';
+import type { ClosingRow } from './read-sql.js';
 
 /** The shapes closings and report jobs are seen in. Pure. */
 
