@@ -77,7 +77,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createShopsActor({ sql }),
     ...createCatalogActor({ sql }),
     ...createImportsActor({ sql }),
-    ...createCheckoutActor({ sql: checkoutSql, signingKey: checkout.signingKey, cacheMaxEntries: deps.checkoutCacheMaxEntries, fulfillmentAvailable: Boolean(deps.fulfillment.url) }),
+    ...createCheckoutActor({ sql: checkoutSql, log, signingKey: checkout.signingKey, cacheMaxEntries: deps.checkoutCacheMaxEntries, fulfillmentAvailable: Boolean(deps.fulfillment.url) }),
     ...createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge() }),
     ...createOrdersActor({ sql, maxListRecords: deps.orders.maxListRecords }),
     ...createCouponsActor({ sql, eventsWritten: () => relay.nudge() }),

@@ -110,7 +110,8 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
 }
 
 /** The service starts with the flags of `npm start` (package.json). */
-const ServiceFlags = ['--max-semi-space-size=32'];
+/** The service's node flags (as `npm start` has them), plus BENCH_NODE_FLAGS (such as `--cpu-prof --cpu-prof-dir=/tmp/prof`) to look inside a run. */
+const ServiceFlags = ['--max-semi-space-size=32', ...(process.env.BENCH_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [])];
 
 function spawnNode(entry: string, args: string[], env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, [...ServiceFlags, path.join(projectRoot(), entry), ...args], {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Href, ProjectId } from './common.js';
 import { endpoint } from './contract.js';
 import { Sku, Unit } from './products.js';
+import { PromotionLineFields } from './promotions.js';
 import { Shop, ShopId } from './shops.js';
 
 const Amount = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -114,10 +115,17 @@ export const Cart = z
   .meta({ id: 'Cart' });
 export type Cart = z.output<typeof Cart>;
 
+/**
+ * Line item types: products (`default`), their deposits, discounts of promotion rules
+ * (`promotion`: negative totalPrice, refersTo the discounted line, none for a cart discount), and
+ * the coupons of the cart (`coupon`: totalPrice 0, `redeemed` when a rule redeemed it).
+ */
+export const LineItemTypes = ['default', 'deposit', 'promotion', 'coupon'] as const;
+
 export const LineItem = z
   .object({
     id: z.string(),
-    type: z.enum(['default', 'deposit', 'promotion']),
+    type: z.enum(LineItemTypes),
     refersTo: z.string().nullable(),
     sku: z.string(),
     amount: z.int(),
@@ -133,6 +141,8 @@ export const LineItem = z
     scannedCode: z.string(),
     saleRestriction: z.string(),
     fulfillmentType: z.string().optional().describe('Set when a fulfillment service (a vending machine, a locker) hands the product out'),
+    ...PromotionLineFields,
+    redeemed: z.boolean().optional().describe('A coupon line: whether a promotion rule redeemed the coupon'),
   })
   .meta({ id: 'LineItem' });
 export type LineItem = z.infer<typeof LineItem>;
@@ -183,6 +193,7 @@ export const CheckoutInfo = z
     currency: z.string(),
     requiredInformation: z.array(RequiredInformation).describe("The cart's, as answered"),
     violations: z.array(Violation).describe('Coupons and vouchers of the cart that could not be used; they do not block the purchase'),
+    forceControl: z.literal(true).optional().describe('A promotion rule (addForceControl) asks a supervisor to look at the checkout'),
   })
   .meta({ id: 'CheckoutInfo' });
 export type CheckoutInfo = z.infer<typeof CheckoutInfo>;
@@ -224,7 +235,29 @@ export function checkoutProcessPath(project: string): string {
   return `/${project}/checkout/process`;
 }
 
+/** What one promotion rule did for a cart (the evaluate operation explains a configuration with it). */
+export const RuleOutcome = z
+  .object({
+    ruleID: z.string(),
+    rankID: z.string(),
+    groupID: z.string(),
+    conditionHeld: z.boolean().describe('Whether its condition held (false when its group was skipped)'),
+    granted: z.int().describe('What it took off, in the currency subunit'),
+    skippedReason: z.string().optional().describe('group_condition_failed, condition_failed, coupon_missing, not_best'),
+    wouldGrant: z.int().optional().describe('selectBest: what a rule that was not the best would have granted'),
+  })
+  .meta({ id: 'RuleOutcome' });
+
+export const Evaluation = z
+  .object({
+    checkoutInfo: CheckoutInfo.describe('The checkout info the configuration would produce (not signed: it cannot start a process)'),
+    rules: z.array(RuleOutcome),
+  })
+  .meta({ id: 'PromotionEvaluation' });
+
 export const checkout = {
   /** The cart as the client sent it, with its project: validation issues name the body's own paths. */
   info: endpoint('svc.checkout.info', Cart.extend({ project: ProjectId }), SignedCheckoutInfo),
+  /** The cart priced with a promotion configuration of the project, active or not, rule by rule. */
+  evaluate: endpoint('svc.checkout.evaluate', Cart.extend({ project: ProjectId, configID: z.int().min(0) }), Evaluation),
 };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Href, ProjectId } from './common.js';
 import { endpoint } from './contract.js';
 import { PaymentState, Pricing } from './checkout-process.js';
+import { PromotionLineFields } from './promotions.js';
 import { ShopId } from './shops.js';
 
 /**
@@ -19,7 +20,7 @@ export const OrderLineItem = z
     id: z.string(),
     sku: z.string(),
     name: z.string(),
-    type: z.string().describe('default, deposit or promotion'),
+    type: z.string().describe('default, deposit, promotion or coupon'),
     refersTo: z.string().nullable(),
     amount: z.int(),
     taxRate: z.string(),
@@ -32,6 +33,8 @@ export const OrderLineItem = z
     weightUnit: z.string(),
     referenceUnit: z.string(),
     units: z.int(),
+    ...PromotionLineFields,
+    redeemed: z.boolean().optional().describe('A coupon line: whether a promotion rule redeemed the coupon'),
   })
   .meta({ id: 'OrderLineItem' });
 export type OrderLineItem = z.infer<typeof OrderLineItem>;

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { canonicalCheckoutInfoOf, verifyCheckoutInfo } from '../../src/domain/signature.js';
 import { AppError } from '../../src/errors.js';
-import type { Sql } from '../../src/infra/postgres.js';
+import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 import { createMailboxes } from '../../src/messaging/mailbox.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { CheckoutInfo } from '../../subjects/checkout.js';
@@ -14,6 +14,7 @@ import { pos } from '../../subjects/pos.js';
 import { decidePosUpdate, posView } from './pos.js';
 import * as db from './sql.js';
 import { decide, decideAll, finishedOrderState, isFinished, type ChangeEvent, type Command, type Decision, type ProcessRecord } from './state.js';
+import { couponsToRedeem, redeemCoupons } from './coupons.js';
 import { decideAnswer, decideCalling, decideServiceUpdate, newFulfillments, withFulfillmentEffects, type FulfillmentJobRef } from './fulfillments.js';
 import { fulfillmentView, orderEventPayload, processEventPayload, toCheckoutProcess, toOrder } from './views.js';
 
@@ -28,6 +29,11 @@ export interface CheckoutProcessDeps {
 }
 
 const MaxAttempts = 20;
+
+/** Rolls back a transaction whose change lost to another writer. */
+const VersionConflict = Symbol('version conflict');
+
+type Db = Sql | TransactionSql;
 
 /**
  * One logical actor per checkout process: the commands for a process id run one after another in
@@ -64,26 +70,52 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
         if (decision.kind === 'invalid') throw AppError.badRequest(decision.message, decision.details);
         if (decision.kind === 'unchanged') return before;
 
-        const after: ProcessRecord = { ...decision.next, version: before.version + 1 };
-        const events: db.OutboxEvent[] = [...outboxEvents(after, decision.events, at), ...fulfillmentJobs(after, decision.jobs ?? [])];
-        const orderState = finishedOrderState(before, after);
-        let finished: db.FinishedOrder | undefined;
-        if (orderState) {
-          // Numbered by the statement that writes it (sequenceNumber 0 marks the place).
-          const order = toOrder(after, orderState, 0, at);
-          const event = { subject: eventSubject(project, 'order', id, orderState), payload: orderEventPayload(after, order) };
-          finished = { order, event, shopExternalId: after.checkoutInfo.shop.externalId };
-        }
-        if (await db.writeChange(sql, before.version, after, after.pricing !== before.pricing, events, finished)) {
-          recent.keep(key, after);
+        const written = await persist(before, { ...decision.next, version: before.version + 1 }, decision, at);
+        if (written) {
+          recent.keep(key, written);
           eventsWritten();
-          return after;
+          return written;
         }
         // Another worker process changed it since: decide again on what it is now.
         if (attempt >= MaxAttempts) throw AppError.unavailable('the checkout process is changing too often; try again');
       }
     });
   };
+
+  /**
+   * Writes a decided change with its events, jobs and (when it finished the process) its order, if
+   * the process is still at the version it was decided on; undefined when another writer came
+   * first. A change that makes a process successful with redeemed coupons records the redemptions
+   * in the same transaction (coupons.ts), which may show a coupon as not redeemed after all.
+   */
+  async function persist(before: ProcessRecord, next: ProcessRecord, decision: Decision & { kind: 'changed' }, at: Date): Promise<ProcessRecord | undefined> {
+    const write = async (connection: Db, after: ProcessRecord, couponEvents: db.OutboxEvent[]) => {
+      const events = [...outboxEvents(after, decision.events, at), ...fulfillmentJobs(after, decision.jobs ?? []), ...couponEvents];
+      const orderState = finishedOrderState(before, after);
+      let finished: db.FinishedOrder | undefined;
+      if (orderState) {
+        // Numbered by the statement that writes it (sequenceNumber 0 marks the place).
+        const order = toOrder(after, orderState, 0, at);
+        const event = { subject: eventSubject(after.project, 'order', after.id, orderState), payload: orderEventPayload(after, order) };
+        finished = { order, event, shopExternalId: after.checkoutInfo.shop.externalId };
+      }
+      return db.writeChange(connection, before.version, after, after.pricing !== before.pricing, events, finished);
+    };
+    const coupons = couponsToRedeem(before, next);
+    if (!coupons.length) return (await write(sql, next, [])) ? next : undefined;
+    const outcome = await sql
+      .begin(async (tx) => {
+        const redeemed = await redeemCoupons(tx, next, coupons, at);
+        // A change that lost to another writer leaves no redemption behind either.
+        if (!(await write(tx, redeemed.process, redeemed.events))) throw VersionConflict;
+        return redeemed.process;
+      })
+      .catch((err: unknown) => {
+        if (err === VersionConflict) return undefined;
+        throw err;
+      });
+    return outcome as ProcessRecord | undefined;
+  }
 
   return [
     route(checkoutProcess.create, async ({ project, id, request }) => {
@@ -240,6 +272,7 @@ async function newProcess(
     throw new AppError(400, 'invalid_payment_method', `payment method ${request.paymentMethod} is not available for this checkout (${info.availableMethods.join(', ')})`);
   }
   const approvalRequired =
+    info.forceControl === true ||
     info.lineItems.some((l) => l.saleRestriction !== '') ||
     (await db.anyForceControlled(
       deps.sql,

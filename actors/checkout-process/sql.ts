@@ -145,7 +145,7 @@ function aroundNumber(value: unknown): [string, string] {
  * without waiting on each other's other work. False when another writer came first.
  */
 export async function writeChange(
-  db: Sql,
+  db: Db,
   previousVersion: number,
   p: ProcessRecord,
   pricingChanged: boolean,

@@ -1,4 +1,4 @@
-import type { Check, CheckoutProcess } from '../../subjects/checkout-process.js';
+import type { Check, CheckoutProcess, PricingLine } from '../../subjects/checkout-process.js';
 import { processPath } from '../../subjects/checkout-process.js';
 import type { CheckoutProcessEvent, OrderEvent, PosEvent } from '../../subjects/events.js';
 import { orderPath, receiptPath, type Order, type OrderLineItem, type OrderState } from '../../subjects/orders.js';
@@ -69,6 +69,14 @@ export function checksOf(p: ProcessRecord): Check[] {
   return [{ id: `${p.id}-min_age`, type: 'min_age', ...(requiredAge === undefined ? {} : { requiredAge }), state, ...done }];
 }
 
+/** The promotion and coupon fields a line carries (the spec's OrderLineItem has them). */
+function discountFields(l: PricingLine): Partial<OrderLineItem> {
+  const { discountRuleID, couponID, discountType, discountValue, discountPercentage, priceModifiers, redeemed } = l;
+  return Object.fromEntries(
+    Object.entries({ discountRuleID, couponID, discountType, discountValue, discountPercentage, priceModifiers, redeemed }).filter(([, value]) => value !== undefined),
+  );
+}
+
 /** The order of a process that just finished; `sequenceNumber` is the shop's next number. */
 export function toOrder(p: ProcessRecord, state: OrderState, sequenceNumber: number, at: Date): Order {
   const info = p.checkoutInfo;
@@ -127,6 +135,7 @@ export function toOrder(p: ProcessRecord, state: OrderState, sequenceNumber: num
         weightUnit: l.weightUnit ?? '',
         referenceUnit: l.referenceUnit ?? '',
         units: l.units ?? 0,
+        ...discountFields(l),
       }),
     ),
     currency: info.currency,

@@ -97,6 +97,7 @@ class ShopMemory {
   constructor(read: CheckoutData) {
     this.data = {
       ...(read.shop ? { shop: read.shop } : {}),
+      ...(read.promotion ? { promotion: read.promotion } : {}),
       settings: read.settings,
       categories: read.categories,
       catalog: { bySku: this.bySku, skuOfCode: this.skuOfCode, skuOfPlu: this.skuOfPlu },

@@ -5,6 +5,7 @@ import type { Sql } from '../../src/infra/postgres.js';
 import type { CartItem, ShopInformation } from '../../subjects/checkout.js';
 import type { PriceV2 } from '../../subjects/pricing.js';
 import { ProductDefaults, type Product } from '../../subjects/products.js';
+import type { ConfigurationBody } from '../../subjects/promotions.js';
 import { DefaultSettings, type Settings } from '../../subjects/settings.js';
 import { toDomainPrice } from '../catalog/pricing.sql.js';
 
@@ -28,7 +29,14 @@ export function cartKeys(items: readonly CartItem[]): CartKeys {
 }
 
 /** What a checkout reads of the project settings. */
-export type CheckoutSettings = Pick<Settings, 'currency' | 'taxRates' | 'paymentMethods'>;
+export type CheckoutSettings = Pick<Settings, 'currency' | 'taxRates' | 'paymentMethods' | 'locale'>;
+
+/** The project's active promotion configuration; its id and version name its compiled form. */
+export interface ActivePromotion {
+  id: number;
+  version: number;
+  body: ConfigurationBody;
+}
 
 export interface CheckoutData {
   /** Undefined when the shop does not exist. */
@@ -37,6 +45,8 @@ export interface CheckoutData {
   /** The shop's pricing categories in order, `default` last. */
   categories: string[];
   catalog: Catalog;
+  /** Undefined while no configuration is active. */
+  promotion?: ActivePromotion;
 }
 
 /** The version of a project that has never had a catalog write. */
@@ -50,7 +60,7 @@ export interface VersionedCheckoutData extends CheckoutData {
 /** Product fields a checkout never reads; they stay at their defaults in the checkout's catalog. */
 const CheckoutUnreadFields = [
   'description', 'subtitle', 'imageUrl', 'basePrice', 'additionalAttributes', 'codes', 'pluSet',
-  'setComponents', 'bundledProduct', 'baseProduct', 'isDiscountable', 'isReturnable',
+  'setComponents', 'bundledProduct', 'baseProduct', 'isReturnable',
   'searchable', 'excludeFromSync', 'weighByCustomer', 'outOfStock',
 ] satisfies Array<keyof Product>;
 
@@ -67,6 +77,7 @@ interface DataRow {
   version: string | null;
   shop: ShopInformation | null;
   settings: CheckoutSettings | null;
+  promotion: ActivePromotion | null;
   categories: Array<{ id: string; priority: number }>;
   products: ProductRow[];
 }
@@ -132,8 +143,10 @@ export async function loadCheckoutData(sql: Sql, project: string, shopId: string
           'externalId', coalesce(external_id, ''), 'name', name, 'email', email, 'phone', phone, 'street', street,
           'zip', zip, 'city', city, 'state', state, 'country', country)
         from shops where project = ${project} and id = ${shopId}),
-      'settings', (select json_build_object('currency', currency, 'taxRates', tax_rates, 'paymentMethods', payment_methods)
+      'settings', (select json_build_object('currency', currency, 'taxRates', tax_rates, 'paymentMethods', payment_methods, 'locale', locale)
         from project_settings where project = ${project}),
+      'promotion', (select json_build_object('id', id, 'version', version, 'body', json_build_object('rounding', rounding, 'ranks', ranks, 'groups', groups))
+        from promotion_configurations where project = ${project} and active),
       'categories', (select coalesce(json_agg(json_build_object('id', id, 'priority', priority)), '[]') from cats),
       'products', (select coalesce(json_agg(rows order by rows.sku), '[]') from rows)
     ) as data`;
@@ -165,6 +178,7 @@ export async function loadCheckoutData(sql: Sql, project: string, shopId: string
     settings: data.settings ?? DefaultSettings,
     categories: shopCategoryOrder(data.categories),
     catalog: { bySku, skuOfCode, skuOfPlu },
+    ...(data.promotion ? { promotion: data.promotion } : {}),
   };
 }
 

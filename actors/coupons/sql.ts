@@ -124,13 +124,22 @@ export interface CheckoutCouponRow {
   by_id: boolean;
   /** The given scanned codes that are this coupon's codes. */
   scanned_codes: string[];
+  /** The given redemption keys under which this coupon is redeemed already. */
+  redeemed_keys: string[];
 }
 
 /**
  * For the checkout: the project's coupons among `ids`, and the coupons whose codes are among
- * `scannedCodes`, in one statement. Each coupon comes once, saying how it was named.
+ * `scannedCodes`, in one statement, each once, saying how it was named and under which of
+ * `redemptionKeys` it is redeemed already.
  */
-export async function findCheckoutCoupons(db: Db, project: string, ids: readonly string[], scannedCodes: readonly string[]): Promise<CheckoutCouponRow[]> {
+export async function findCheckoutCoupons(
+  db: Db,
+  project: string,
+  ids: readonly string[],
+  scannedCodes: readonly string[],
+  redemptionKeys: readonly string[] = [],
+): Promise<CheckoutCouponRow[]> {
   if (!ids.length && !scannedCodes.length) return [];
   return db<CheckoutCouponRow[]>`
     with named as (
@@ -140,8 +149,32 @@ export async function findCheckoutCoupons(db: Db, project: string, ids: readonly
       where cc.project = ${project} and cc.code = any(${[...scannedCodes]}::text[])
     )
     select c.id, c.doc, bool_or(n.by_id) as by_id,
-           coalesce(array_agg(distinct n.code) filter (where n.code is not null), '{}') as scanned_codes
+           coalesce(array_agg(distinct n.code) filter (where n.code is not null), '{}') as scanned_codes,
+           array(select r.redemption_key from coupon_redemptions r
+                 where r.project = c.project and r.coupon_id = c.id and r.redemption_key = any(${[...redemptionKeys]}::text[])) as redeemed_keys
     from named n join coupons c on c.project = ${project} and c.id = n.id
     group by c.project, c.id
     order by c.id`;
+}
+
+/** The redeemType of each of these coupons (a deleted coupon is left out). */
+export async function findRedeemTypes(db: Db, project: string, ids: readonly string[]): Promise<Map<string, StoredCoupon['redeemType']>> {
+  const rows = await db<{ id: string; redeem_type: StoredCoupon['redeemType'] }[]>`
+    select id, doc ->> 'redeemType' as redeem_type from coupons where project = ${project} and id = any(${[...ids]}::text[])`;
+  return new Map(rows.map((r) => [r.id, r.redeem_type]));
+}
+
+/**
+ * Records the redemptions of a process that succeeds (in its transaction): the ones whose key is
+ * taken by an earlier process are not recorded. Answers the coupon ids recorded.
+ */
+export async function recordRedemptions(db: Db, project: string, processId: string, redemptions: ReadonlyArray<{ couponID: string; key: string }>): Promise<string[]> {
+  if (!redemptions.length) return [];
+  const rows = await db<{ coupon_id: string }[]>`
+    insert into coupon_redemptions (project, coupon_id, redemption_key, process_id)
+    select ${project}, r.coupon_id, r.key, ${processId}
+    from unnest(${redemptions.map((r) => r.couponID)}::text[], ${redemptions.map((r) => r.key)}::text[]) as r(coupon_id, key)
+    on conflict (project, coupon_id, redemption_key) do nothing
+    returning coupon_id`;
+  return rows.map((r) => r.coupon_id);
 }

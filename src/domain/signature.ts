@@ -26,7 +26,13 @@ function hmac(key: Uint8Array, input: string): Buffer {
 }
 
 export function signCheckoutInfo(info: CheckoutInfo, key: Uint8Array): string {
-  return `${Header}..${hmac(key, signingInput(Header, canonicalCheckoutInfo(info))).toString('base64url')}`;
+  return signedCheckoutInfoText(info, key).signature;
+}
+
+/** The canonical text of a checkout info (valid JSON, ready to send) and its signature. */
+export function signedCheckoutInfoText(info: CheckoutInfo, key: Uint8Array): { canonical: string; signature: string } {
+  const canonical = canonicalCheckoutInfo(info);
+  return { canonical, signature: `${Header}..${hmac(key, signingInput(Header, canonical)).toString('base64url')}` };
 }
 
 export interface VerifyOptions {

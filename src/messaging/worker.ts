@@ -10,7 +10,17 @@ import type { Publisher } from './publisher.js';
  * group; every message is parsed with the endpoint's request schema (a worker never trusts a cast),
  * the handler runs, and the result or the error goes back to the requester.
  */
-export type Handler<E extends Endpoint> = (request: ParsedRequestOf<E>) => Promise<ReplyOf<E>>;
+export type Handler<E extends Endpoint> = (request: ParsedRequestOf<E>) => Promise<ReplyOf<E> | JsonText<ReplyOf<E>>>;
+
+/**
+ * A reply the handler has already written as JSON text (of the endpoint's reply shape), sent as it
+ * is: a large reply the handler had to serialize anyway (the signed checkout info, whose canonical
+ * text is JSON) is not serialized a second time.
+ */
+export class JsonText<T = unknown> {
+  declare readonly shape?: T;
+  constructor(readonly text: string) {}
+}
 
 export interface Route {
   readonly endpoint: Endpoint;
@@ -64,7 +74,7 @@ async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger): Pr
   let failure: AppError | undefined;
   try {
     const result = await r.handler(parseRequest(r.endpoint, msg));
-    payload = JSON.stringify(result ?? null);
+    payload = result instanceof JsonText ? result.text : JSON.stringify(result ?? null);
   } catch (err) {
     failure = isAppError(err) ? err : AppError.internal({ cause: err });
     if (failure.status >= 500) log.error({ err, subject }, 'request handler failed');

@@ -3,7 +3,7 @@ import type { RuleRun } from './actions.js';
 import type { CompiledConfiguration, CompiledRule } from './compile.js';
 import type { Selection } from './conditions.js';
 import { addGranted, beginTrial, initialState, rollBack, type EngineState } from './state.js';
-import type { CartCoupon, PromotionCart, PromotionLineItem, PromotionResult, RuleExplanation, SkipReason } from './types.js';
+import type { CartCoupon, CheckoutLine, PromotionCart, PromotionLineItem, PromotionResult, RuleExplanation, SkipReason } from './types.js';
 
 /**
  * The promotion engine: applies a compiled configuration to a priced cart. Pure and deterministic:
@@ -19,8 +19,9 @@ import type { CartCoupon, PromotionCart, PromotionLineItem, PromotionResult, Rul
  *   whose condition holds is tried on the cart as the rank found it; only the one that grants the
  *   largest discount applies (the first on a tie, also a tie at 0 — so its coupon, force control
  *   and price changes take effect).
- * - Discountable lines: line items of type `default` with a positive total (not deposits, not
- *   `isDiscountable: false`). Conditions start from all of them; item conditions narrow (`hasSKU`,
+ * - Discountable lines: line items of type `default` with a positive total (not deposits), that
+ *   the cart's `discountable` predicate allows (the products' isDiscountable; by default a line's own
+ *   `isDiscountable` unless false). Conditions start from all of them; item conditions narrow (`hasSKU`,
  *   `isExclusiveForLineItem`: not discounted by an earlier rule's line discount or price change;
  *   `isReferredToByCoupon`: the lines its coupon refers to) or count (`amountGreaterOrEqual`: Σ
  *   `amount` of the selection) the selection, and the rule's line actions act on what is selected.
@@ -148,6 +149,11 @@ function applyRule(s: EngineState, rule: CompiledRule, selection: Selection): { 
   return { granted: run.granted };
 }
 
+function withoutFlag(line: CheckoutLine): PromotionLineItem {
+  const { isDiscountable: _flag, ...rest } = line;
+  return rest;
+}
+
 function result(s: EngineState, cart: PromotionCart, explanation: RuleExplanation[]): PromotionResult {
   const byTarget = new Map<number, PromotionLineItem[]>();
   for (const p of s.promotions) {
@@ -169,8 +175,9 @@ function result(s: EngineState, cart: PromotionCart, explanation: RuleExplanatio
 
   const lineItems: PromotionLineItem[] = [];
   for (const w of s.lines) {
-    const { isDiscountable: _flag, ...source } = w.source;
-    lineItems.push(w.modifiers ? { ...source, price: w.price, totalPrice: w.total, priceModifiers: [...(source as PromotionLineItem).priceModifiers ?? [], ...w.modifiers] } : source);
+    // A line goes out as it came (a new object only when it changed or carries the input's flag).
+    const source = 'isDiscountable' in w.source ? withoutFlag(w.source) : (w.source as PromotionLineItem);
+    lineItems.push(w.modifiers ? { ...source, price: w.price, totalPrice: w.total, priceModifiers: [...(source.priceModifiers ?? []), ...w.modifiers] } : source);
     for (const p of byTarget.get(w.index) ?? []) lineItems.push(unique(p));
   }
   for (const p of byTarget.get(-1) ?? []) lineItems.push(unique(p));

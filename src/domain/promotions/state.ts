@@ -73,8 +73,8 @@ interface Trial {
   forceControl: boolean;
 }
 
-export function isDiscountable(line: CheckoutLine): boolean {
-  return (line.type ?? 'default') === 'default' && line.isDiscountable !== false && line.totalPrice > 0 && line.amount > 0;
+export function isDiscountable(line: CheckoutLine, allowed: (line: CheckoutLine) => boolean = (l) => l.isDiscountable !== false): boolean {
+  return (line.type ?? 'default') === 'default' && line.totalPrice > 0 && line.amount > 0 && allowed(line);
 }
 
 export function initialState(cart: PromotionCart): EngineState {
@@ -82,7 +82,7 @@ export function initialState(cart: PromotionCart): EngineState {
   const discountable: number[] = [];
   let total = 0;
   const lines = cart.lineItems.map((source, index): WorkLine => {
-    const ok = isDiscountable(source);
+    const ok = isDiscountable(source, cart.discountable);
     if (ok) {
       discountable.push(index);
       rates.set(source.taxRate, (rates.get(source.taxRate) ?? 0) + source.totalPrice);

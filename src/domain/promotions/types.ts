@@ -24,6 +24,12 @@ export interface CartCoupon {
 
 export interface PromotionCart {
   lineItems: readonly CheckoutLine[];
+  /**
+   * Whether a line may be discounted, besides being a `default` line with a positive total: the
+   * product's isDiscountable, which the checkout knows. Absent: the line's own `isDiscountable`
+   * (absent there too: discountable).
+   */
+  discountable?: (line: CheckoutLine) => boolean;
   shopExternalId: string;
   coupons: readonly CartCoupon[];
   at: Date;

@@ -1,8 +1,10 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { Configuration, ConfigurationId, ConfigurationInput, ConfigurationList, promotions } from '../../../subjects/promotions.js';
+import { Cart, checkout, Evaluation } from '../../../subjects/checkout.js';
 import type { ServiceClient } from '../../messaging/client.js';
-import { ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
+import { documentedBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
+import { cartBody } from './checkout.js';
 import { inParts, jsonArray } from '../streams.js';
 
 const ConfigParams = ProjectParams.extend({
@@ -113,5 +115,24 @@ export function promotionRoutes(app: ZodApp, client: ServiceClient): void {
       },
     },
     async (request) => client.call(promotions.activate, { project: request.params.project, id: request.params.configID }),
+  );
+
+  app.post(
+    '/:project/promotions/configurations/:configID/evaluate',
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: 'Price a cart with this configuration, active or not, and say rule by rule what it did',
+        description:
+          'Answers the checkout info the configuration would produce for the cart (not signed: it cannot start a checkout process) and, per rule, ' +
+          'whether its condition held and what it granted (`skippedReason` when it was not applied; `wouldGrant` for a selectBest rule that lost). ' +
+          'The cart is a checkout info cart; its errors are those of checkout info.',
+        params: ConfigParams,
+        body: documentedBody(Cart),
+        response: { 200: Evaluation, ...ErrorResponses },
+      },
+    },
+    async (request) => client.call(checkout.evaluate, { ...cartBody(request.body), project: request.params.project, configID: request.params.configID }),
   );
 }
