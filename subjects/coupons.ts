@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pathSafeId, ProjectId, SelfLinks } from './common.js';
 import { endpoint, type Codec } from './contract.js';
+import { findUnstorableText } from '../src/json.js';
 
 /**
  * Coupons: the spec's Coupon plus what the public app SDKs decode (their coupon lists fail whole on
@@ -119,9 +120,8 @@ export const CouponInput = z
     if (coupon.validFrom && coupon.validUntil && coupon.validFrom > coupon.validUntil) {
       ctx.addIssue({ code: 'custom', message: 'validFrom is after validUntil', path: ['validFrom'] });
     }
-    for (const path of unstorableText(coupon)) {
-      ctx.addIssue({ code: 'custom', message: 'text Postgres cannot store (U+0000 or a lone surrogate)', path });
-    }
+    const unstorable = findUnstorableText(coupon);
+    if (unstorable) ctx.addIssue({ code: 'custom', message: unstorable.reason, path: unstorable.path });
     if (Buffer.byteLength(JSON.stringify(coupon)) > MaxCouponBytes) {
       ctx.addIssue({ code: 'custom', message: `a coupon is at most ${MaxCouponBytes / 1024} KB of JSON` });
     }
@@ -189,16 +189,6 @@ function refOfUrl(url: string | undefined): string | undefined {
   return url ? /\/coupons\/images\/([0-9a-f]{64})(?:[?#].*)?$/.exec(url)?.[1] : undefined;
 }
 
-/** Paths of strings (values and keys, at any depth) that Postgres cannot store: U+0000 and lone surrogates. */
-export function unstorableText(value: unknown, path: PropertyKey[] = []): PropertyKey[][] {
-  const bad = (text: string) => text.includes('\u0000') || !text.isWellFormed();
-  if (typeof value === 'string') return bad(value) ? [path] : [];
-  if (Array.isArray(value)) return value.flatMap((item, i) => unstorableText(item, [...path, i]));
-  if (typeof value === 'object' && value !== null) {
-    return Object.entries(value).flatMap(([key, item]) => (bad(key) ? [[...path, key]] : unstorableText(item, [...path, key])));
-  }
-  return [];
-}
 
 /** What the edge adds to each request: who reads, and where the images are served. */
 const Reader = {

@@ -66,18 +66,8 @@ export function applyPromotions(cart: PromotionCart, config: CompiledConfigurati
   for (const rank of config.ranks) {
     if (rank.mode === 'applyAll') {
       for (const rule of rank.rules) {
-        const entry = explain(rule);
-        explanation.push(entry);
-        if (!groupHolds[rule.groupIndex]) {
-          entry.skippedReason = 'group_condition_failed';
-          continue;
-        }
-        const selection = holds(rule, s);
-        if (!selection) {
-          entry.skippedReason = 'condition_failed';
-          continue;
-        }
-        entry.conditionHeld = true;
+        const { entry, selection } = consider(rule, s, groupHolds, explanation);
+        if (!selection) continue;
         const outcome = applyRule(s, rule, selection);
         if (outcome.skipped) entry.skippedReason = outcome.skipped;
         else entry.granted = outcome.granted;
@@ -87,18 +77,8 @@ export function applyPromotions(cart: PromotionCart, config: CompiledConfigurati
       let best: { rule: CompiledRule; selection: Selection; entry: RuleExplanation; granted: number } | undefined;
       const tried: Array<{ entry: RuleExplanation; granted: number }> = [];
       for (const rule of rank.rules) {
-        const entry = explain(rule);
-        explanation.push(entry);
-        if (!groupHolds[rule.groupIndex]) {
-          entry.skippedReason = 'group_condition_failed';
-          continue;
-        }
-        const selection = holds(rule, s);
-        if (!selection) {
-          entry.skippedReason = 'condition_failed';
-          continue;
-        }
-        entry.conditionHeld = true;
+        const { entry, selection } = consider(rule, s, groupHolds, explanation);
+        if (!selection) continue;
         beginTrial(s);
         const outcome = applyRule(s, rule, selection);
         rollBack(s);
@@ -125,12 +105,18 @@ export function applyPromotions(cart: PromotionCart, config: CompiledConfigurati
   return result(s, cart, explanation);
 }
 
-function explain(rule: CompiledRule): RuleExplanation {
-  return { ruleID: rule.id, rankID: rule.rankID, groupID: rule.groupID, conditionHeld: false, granted: 0 };
-}
-
-function holds(rule: CompiledRule, s: EngineState): Selection | null {
-  return rule.condition === null ? s.facts.discountable : rule.condition(s, s.facts.discountable);
+/** A rule's explanation (added to the list), and the lines it acts on when its group and its condition hold. */
+function consider(rule: CompiledRule, s: EngineState, groupHolds: readonly boolean[], explanation: RuleExplanation[]): { entry: RuleExplanation; selection: Selection | null } {
+  const entry: RuleExplanation = { ruleID: rule.id, rankID: rule.rankID, groupID: rule.groupID, conditionHeld: false, granted: 0 };
+  explanation.push(entry);
+  if (!groupHolds[rule.groupIndex]) {
+    entry.skippedReason = 'group_condition_failed';
+    return { entry, selection: null };
+  }
+  const selection = rule.condition === null ? s.facts.discountable : rule.condition(s, s.facts.discountable);
+  if (!selection) entry.skippedReason = 'condition_failed';
+  else entry.conditionHeld = true;
+  return { entry, selection };
 }
 
 /** Applies a rule whose condition held: its coupons first (all or nothing), then its effects in order. */
