@@ -2,8 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
 import { startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
-import { jobFilter } from '../../subjects/jobs.js';
-import { ReceiptJob } from '../../subjects/receipts.js';
+import { ReceiptJob, ReceiptJobFilter } from '../../subjects/receipts.js';
 import type { ReceiptMaker } from './maker.js';
 import * as db from './sql.js';
 
@@ -51,7 +50,7 @@ export function startReceiptJobs(deps: ReceiptJobDeps): Promise<JobConsumer> {
     { nc: deps.nc, log },
     {
       durable: 'receipt',
-      filter: jobFilter('receipt'),
+      filter: ReceiptJobFilter,
       retryScheduleMs: deps.retryScheduleMs ?? [1000, 5000, 30_000, 120_000],
       maxAttempts: deps.maxAttempts ?? 5,
       concurrency: deps.concurrency,
