@@ -75,7 +75,8 @@ export async function startService(config: Config, log: Logger, options: StartOp
 }
 
 async function spawnNats(config: Config, log: Logger, stops: Array<() => Promise<unknown>>): Promise<string> {
-  const server = await startNatsServer({ storeDir: path.join(config.dataDir, 'nats'), bin: config.nats.serverBin, log });
+  // NATS's own port when it is free, so that integrators' tools find the spawned server as they would any.
+  const server = await startNatsServer({ storeDir: path.join(config.dataDir, 'nats'), bin: config.nats.serverBin, log, preferredPort: 4222 });
   stops.push(() => server.stop());
   return server.url;
 }

@@ -44,6 +44,8 @@ export async function startNatsServer(options: {
   log: Logger;
   /** Serve nats-server's HTTP monitoring (/connz, /jsz) on this loopback port. Default: off. */
   monitorPort?: number;
+  /** Listen on this port when it is free (else on any free one). Default: any. */
+  preferredPort?: number;
 }): Promise<SpawnedNatsServer> {
   const bin = options.bin ?? (await findExecutable('nats-server'));
   if (!bin) {
@@ -56,7 +58,7 @@ export async function startNatsServer(options: {
   const pidFile = path.join(storeDir, 'nats-server.pid');
   if (await stopLeftoverServer(pidFile, storeDir)) options.log.warn({ storeDir }, 'stopped a nats-server left running by an earlier start');
 
-  const port = await freePort();
+  const port = await freePort(options.preferredPort);
   const monitoring = options.monitorPort ? ['-m', String(options.monitorPort)] : [];
   const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, '-P', pidFile, ...monitoring], {
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -5,12 +5,24 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Helpers for the child servers the embedded defaults start (Postgres, nats-server). */
 
-export async function freePort(): Promise<number> {
+/** A free loopback port: `preferred` when it is free, else any. */
+export async function freePort(preferred = 0): Promise<number> {
+  if (preferred) {
+    const taken = await listenOn(preferred).then(
+      () => false,
+      () => true,
+    );
+    if (!taken) return preferred;
+  }
+  return listenOn(0);
+}
+
+function listenOn(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
     server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
