@@ -90,6 +90,13 @@ t.test('prints what the figures leave of the total, and rates that are no number
   t.same(computed.taxTable.rows.map((r) => nbsp(r.join('|'))), ['A 19 %|1,00 €|0,19 €|1,19 €', 'B reduziert|1,00 €|0,00 €|1,00 €'], 'a rate that is no number takes no tax');
 });
 
+t.test('prints rates and payment methods named like members of every object as the text they are', async (t) => {
+  const lineItems = [{ id: '1', name: 'A', amount: 1, price: 100, totalPrice: 100, taxRate: 'valueOf' }];
+  const layout = receiptLayout(readReceiptOrder({ id: 'o', state: 'final', lineItems, paymentMethod: 'toString', paidAmount: 100, price: { price: 100, taxPre: { valueOf: 100 }, tax: {} } }), settings, berlin);
+  t.same(layout.taxTable.rows.map((r) => nbsp(r.join('|'))), ['A valueOf|1,00 €|0,00 €|1,00 €']);
+  t.same(layout.payment[0], ['Zahlungsart', 'toString']);
+});
+
 t.test('reads whatever an order document holds without failing: missing fields print as nothing', async (t) => {
   const layout = receiptLayout(readReceiptOrder({ lineItems: [{}, null, { name: 7 }], price: 'x' }), settings, berlin);
   t.equal(layout.lines.length, 3);

@@ -59,10 +59,15 @@ export function orderRates(order: PricedOrder): RateFigures[] {
 
 function ownFigures(taxPre: Record<string, number>, tax: Record<string, number>, taxNet: Record<string, number> | undefined): RateFigures[] {
   return Object.keys(taxPre).map((rate) => {
-    const gross = taxPre[rate] ?? 0;
-    const rateTax = tax[rate] ?? 0;
-    return { rate, gross, tax: rateTax, net: taxNet?.[rate] ?? gross - rateTax };
+    const gross = member(taxPre, rate) ?? 0;
+    const rateTax = member(tax, rate) ?? 0;
+    return { rate, gross, tax: rateTax, net: (taxNet && member(taxNet, rate)) ?? gross - rateTax };
   });
+}
+
+/** A rate's figure, if the record has one of its own: a rate named "valueOf" is not Object.prototype's. */
+function member(record: Record<string, number>, rate: string): number | undefined {
+  return Object.hasOwn(record, rate) ? record[rate] : undefined;
 }
 
 function figuresOfLines(lines: NonNullable<PricedOrder['lineItems']>): RateFigures[] {

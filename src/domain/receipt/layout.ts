@@ -184,7 +184,9 @@ function taxMark(index: number): string {
 /** What the payment system reported that a receipt shows; values cut to a printable length. */
 function paymentRows(order: ReceiptOrder, labels: ReceiptLabels, format: ReceiptFormat): Array<[string, string]> {
   const method = order.paymentMethod;
-  const rows: Array<[string, string]> = [[labels.paymentMethod, labels.paymentMethods[method] ?? method]];
+  // Own names only: a method called "toString" is no name of Object.prototype's.
+  const name = Object.hasOwn(labels.paymentMethods, method) ? labels.paymentMethods[method]! : method;
+  const rows: Array<[string, string]> = [[labels.paymentMethod, name]];
   rows.push([labels.paid, format.money(order.paidAmount)]);
   const result = order.paymentResult;
   const field = (key: string) => {
