@@ -22,6 +22,17 @@ export interface ClosedShop {
 
 const IncompletePage = 1000;
 
+/** What a trigger or report job asks for: the closing's origin, logs, states, cut-off and zone. */
+interface Request {
+  origin: ClosingOrigin;
+  formats: readonly LogFormat[];
+  includeAllStates: boolean;
+  triggerKey: string | null;
+  jobId: string | null;
+  zone: string;
+  cutOffAt: Date;
+}
+
 export async function closeShop(sql: Sql, work: ClosingWork, now: () => Date = () => new Date()): Promise<ClosedShop | null> {
   const { project, shopID: shopId } = work;
   // Read before the lock: the company data and the shop as they are when the closing is made.
@@ -31,67 +42,25 @@ export async function closeShop(sql: Sql, work: ClosingWork, now: () => Date = (
 
   return inTransaction(sql, async (tx) => {
     const sequence = await db.lockSequence(tx, project, shopId);
-    const done = (sequenceNumber: number | string | null) => (sequenceNumber === null ? null : { project, shopId, sequenceNumber: Number(sequenceNumber) });
-
-    let origin: ClosingOrigin;
-    let formats: readonly LogFormat[];
-    let includeAllStates = false;
-    let key: string | null = null;
-    let jobId: string | null = null;
-    let zone: string;
     const createdAt = now();
-    let cutOffAt = createdAt;
-    if (work.type === 'trigger') {
-      const fireAt = new Date(work.fireAt);
-      key = triggerKey(work.scheduleID, fireAt);
-      const existing = await db.closingOfTrigger(tx, key);
-      if (existing) return done(existing.sequence_number);
-      origin = { type: 'schedule', scheduleID: work.scheduleID, scheduledAt: work.fireAt };
-      formats = work.formats;
-      includeAllStates = work.includeAllStates;
-      zone = work.location;
-      if (work.mode === 'includeUntilScheduled') cutOffAt = fireAt;
-    } else {
-      const job = await jobs.findJob(tx, project, work.jobID, true);
-      if (!job) throw new Error(`report job ${work.jobID} does not exist`);
-      if (job.state === 'done') return done(job.closing_sequence_number);
-      if (job.state === 'failed') return null;
-      jobId = job.id;
-      origin = { type: 'job', jobID: job.id, deviceID: job.device_id, skippedCashCount: job.skipped_cash_count };
-      formats = job.formats;
-      zone = scheduled?.location ?? 'UTC';
-    }
+    const request = await requestOf(tx, work, createdAt, scheduled?.location ?? 'UTC');
+    if ('closed' in request) return request.closed === null ? null : { project, shopId, sequenceNumber: request.closed };
 
     const after = Number(sequence.last_order_sequence_number);
-    const last = await db.rangeEnd(tx, project, shopId, after, cutOffAt);
-    const totals = createTotals();
-    const sums = await db.completeSums(tx, project, shopId, after, last);
-    totals.addSums(sums);
-    const finalOrders = sums.count;
-    // Rare: pricings without (consistent) tax figures; worked out per order, as the export does.
-    for (let from = after; sums.incomplete > 0; ) {
-      const rows = await db.incompleteOrders(tx, project, shopId, from, last, IncompletePage);
-      for (const r of rows) {
-        totals.add({ state: 'final', paidAmount: Number(r.paid), paymentMethod: r.method, price: r.price, lineItems: r.line_items ?? undefined });
-      }
-      if (rows.length < IncompletePage) break;
-      from = Number(rows.at(-1)!.sequence_number);
-    }
-    const otherOrders = includeAllStates ? await db.countNonFinal(tx, project, shopId, after, last) : 0;
-    const sum = totals.result();
+    const last = await db.rangeEnd(tx, project, shopId, after, request.cutOffAt);
+    const { sum, finalOrders } = await rangeTotals(tx, project, shopId, after, last);
+    const otherOrders = request.includeAllStates ? await db.countNonFinal(tx, project, shopId, after, last) : 0;
     const shop = shopRow ? shopOf(shopRow) : ((last > after ? await db.shopOfOrder(tx, project, shopId, last) : undefined) ?? blankShop);
 
     const closing: db.NewClosing = {
+      ...request,
       project,
       shopId,
       sequenceNumber: Number(sequence.last_number) + 1,
       firstOrder: after + 1,
       lastOrder: last,
       orderCount: finalOrders + otherOrders,
-      includeAllStates,
       createdAt,
-      cutOffAt,
-      zone,
       currency: settings.currency,
       shop,
       taxShares: sum.taxShares,
@@ -99,41 +68,96 @@ export async function closeShop(sql: Sql, work: ClosingWork, now: () => Date = (
       shareByPaymentMethod: sum.shareByPaymentMethod,
       total: sum.total,
       company: { companyName: settings.companyName, taxNumber: settings.taxNumber, vatID: settings.vatID, companyAdress: settings.companyAdress },
-      origin,
-      triggerKey: key,
-      jobId,
-      formats,
     };
     const logs = await db.insertClosing(tx, closing);
-    const summary = toSummary({
-      project,
-      shop_id: shopId,
-      sequence_number: String(closing.sequenceNumber),
-      first_order_sequence_number: String(closing.firstOrder),
-      last_order_sequence_number: String(closing.lastOrder),
-      order_count: closing.orderCount,
-      include_all_states: includeAllStates,
-      created_at: createdAt,
-      cut_off_at: cutOffAt,
-      zone,
-      currency: closing.currency,
-      shop,
-      tax_shares: closing.taxShares,
-      tax_rates: closing.taxRates,
-      share_by_payment_method: closing.shareByPaymentMethod,
-      total: String(closing.total),
-      company: closing.company,
-      origin,
-      logs,
-    });
     const at = createdAt.toISOString();
-    const events: OutboxEvent[] = [event(project, shopId, { project, shopID: shopId, at, event: 'created', closing: summary })];
-    if (jobId) {
-      const job = await jobs.finishJob(tx, jobId, { state: 'done', sequenceNumber: closing.sequenceNumber }, createdAt);
+    const events: OutboxEvent[] = [event(project, shopId, { project, shopID: shopId, at, event: 'created', closing: summaryOf(closing, logs) })];
+    if (request.jobId) {
+      const job = await jobs.finishJob(tx, request.jobId, { state: 'done', sequenceNumber: closing.sequenceNumber }, createdAt);
       events.push(event(project, shopId, { project, shopID: shopId, at, event: 'jobDone', job: toJob(job) }));
     }
     await db.insertOutbox(tx, events);
-    return done(closing.sequenceNumber);
+    return { project, shopId, sequenceNumber: closing.sequenceNumber };
+  });
+}
+
+/**
+ * What the work asks for, or, when it was done before (a trigger or job delivered again), the
+ * closing it made (`closed`; null for a report job that failed).
+ */
+async function requestOf(tx: TransactionSql, work: ClosingWork, createdAt: Date, jobZone: string): Promise<Request | { closed: number | null }> {
+  if (work.type === 'trigger') {
+    const fireAt = new Date(work.fireAt);
+    const key = triggerKey(work.scheduleID, fireAt);
+    const existing = await db.closingOfTrigger(tx, key);
+    if (existing) return { closed: Number(existing.sequence_number) };
+    return {
+      origin: { type: 'schedule', scheduleID: work.scheduleID, scheduledAt: work.fireAt },
+      formats: work.formats,
+      includeAllStates: work.includeAllStates,
+      triggerKey: key,
+      jobId: null,
+      zone: work.location,
+      cutOffAt: work.mode === 'includeUntilScheduled' ? fireAt : createdAt,
+    };
+  }
+  const job = await jobs.findJob(tx, work.project, work.jobID, true);
+  if (!job) throw new Error(`report job ${work.jobID} does not exist`);
+  if (job.state === 'done') return { closed: job.closing_sequence_number === null ? null : Number(job.closing_sequence_number) };
+  if (job.state === 'failed') return { closed: null };
+  return {
+    origin: { type: 'job', jobID: job.id, deviceID: job.device_id, skippedCashCount: job.skipped_cash_count },
+    formats: job.formats,
+    includeAllStates: false,
+    triggerKey: null,
+    jobId: job.id,
+    zone: jobZone,
+    cutOffAt: createdAt,
+  };
+}
+
+/**
+ * The totals of the range's final orders: summed by Postgres where their figures are complete;
+ * the rest (pricings without consistent tax figures, rare) worked out order by order, page by
+ * page, as the export does.
+ */
+async function rangeTotals(tx: TransactionSql, project: string, shopId: string, after: number, last: number) {
+  const totals = createTotals();
+  const sums = await db.completeSums(tx, project, shopId, after, last);
+  totals.addSums(sums);
+  for (let from = after; sums.incomplete > 0; ) {
+    const rows = await db.incompleteOrders(tx, project, shopId, from, last, IncompletePage);
+    for (const r of rows) {
+      totals.add({ state: 'final', paidAmount: Number(r.paid), paymentMethod: r.method, price: r.price, lineItems: r.line_items ?? undefined });
+    }
+    if (rows.length < IncompletePage) break;
+    from = Number(rows.at(-1)!.sequence_number);
+  }
+  return { sum: totals.result(), finalOrders: sums.count };
+}
+
+/** The closing as its `created` event carries it (without its orders). */
+function summaryOf(c: db.NewClosing, logs: Awaited<ReturnType<typeof db.insertClosing>>) {
+  return toSummary({
+    project: c.project,
+    shop_id: c.shopId,
+    sequence_number: String(c.sequenceNumber),
+    first_order_sequence_number: String(c.firstOrder),
+    last_order_sequence_number: String(c.lastOrder),
+    order_count: c.orderCount,
+    include_all_states: c.includeAllStates,
+    created_at: c.createdAt,
+    cut_off_at: c.cutOffAt,
+    zone: c.zone,
+    currency: c.currency,
+    shop: c.shop,
+    tax_shares: c.taxShares,
+    tax_rates: c.taxRates,
+    share_by_payment_method: c.shareByPaymentMethod,
+    total: String(c.total),
+    company: c.company,
+    origin: c.origin,
+    logs,
   });
 }
 
