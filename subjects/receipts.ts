@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Href, ProjectId, subjectToken } from './common.js';
 import { endpoint } from './contract.js';
+import { jobFilter, jobSubject } from './jobs.js';
 import { Pagination } from './orders.js';
 
 /**
@@ -99,12 +100,10 @@ export const ReceiptJob = z
   .meta({ id: 'ReceiptJob' });
 export type ReceiptJob = z.infer<typeof ReceiptJob>;
 
-// Not (yet) a kind of subjects/jobs.ts: the AsyncAPI document (src/messaging/asyncapi.ts) describes
-// every kind there as jobs.<kind>.<project>.<id>.<step>, and a receipt job has no step.
-export const ReceiptJobFilter = 'jobs.receipt.>';
+export const ReceiptJobFilter = jobFilter('receipt');
 
 export function receiptJobSubject(project: string, orderId: string): string {
-  return `jobs.receipt.${project}.${subjectToken(orderId)}`;
+  return jobSubject('receipt', project, subjectToken(orderId));
 }
 
 export function receiptJobMsgId(project: string, orderId: string): string {

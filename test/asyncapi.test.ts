@@ -181,12 +181,15 @@ function namesAField(description: string, payload: Json): boolean {
 t.test('lists every job kind as internal', async (t) => {
   for (const kind of JobKinds) {
     const channel = doc.channels[`jobs.${kind}`] as Json;
-    t.equal(channel?.address, `jobs.${kind}.{project}.{id}.{step}`, `${kind}: its subjects`);
+    const stepped = Boolean(channel?.parameters?.step);
+    t.equal(channel?.address, stepped ? `jobs.${kind}.{project}.{id}.{step}` : `jobs.${kind}.{project}.{id}`, `${kind}: its subjects`);
     t.match(channel.description, /Internal/);
-    t.ok(channel.parameters.step.enum.length > 0, `${kind}: its steps`);
     t.ok(deref(channel.messages.job).payload, `${kind}: its payload`);
     t.ok(namesAField(channel.parameters.id.description, deref(channel.messages.job).payload), `${kind}: {id} is a field of its payload`);
-    t.ok(namesAField(channel.parameters.step.description, deref(channel.messages.job).payload), `${kind}: {step} is a field of its payload`);
+    if (stepped) {
+      t.ok(channel.parameters.step.enum.length > 0, `${kind}: its steps`);
+      t.ok(namesAField(channel.parameters.step.description, deref(channel.messages.job).payload), `${kind}: {step} is a field of its payload`);
+    }
     t.match(doc.operations[`jobs.${kind}`].tags, [{ name: 'jobs' }, { name: 'internal' }]);
   }
 });

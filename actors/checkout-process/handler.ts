@@ -10,6 +10,7 @@ import { checkoutProcess, type CheckoutProcessChange, type CreateCheckoutProcess
 import { eventSubject } from '../../subjects/events.js';
 import { fulfillmentJobId, fulfillments, type FulfillmentJob } from '../../subjects/fulfillments.js';
 import { jobSubject } from '../../subjects/jobs.js';
+import { receiptJob } from '../../subjects/receipts.js';
 import { pos } from '../../subjects/pos.js';
 import { decidePosUpdate, posView } from './pos.js';
 import * as db from './sql.js';
@@ -98,6 +99,8 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
         const order = toOrder(after, orderState, 0, at);
         const event = { subject: eventSubject(after.project, 'order', after.id, orderState), payload: orderEventPayload(after, order) };
         finished = { order, event, shopExternalId: after.checkoutInfo.shop.externalId };
+        // A final order's receipt is made ahead of its first request (actors/receipts/jobs.ts).
+        if (orderState === 'final') events.push(receiptJob(after.project, after.id));
       }
       return db.writeChange(connection, before.version, after, after.pricing !== before.pricing, events, finished);
     };

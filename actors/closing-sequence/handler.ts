@@ -159,7 +159,10 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
           filter: jobFilter('closing'),
           retryScheduleMs: deps.retryScheduleMs ?? [1000, 5000, 15_000, 60_000, 300_000, 900_000],
           maxAttempts: deps.maxAttempts ?? 50,
-          concurrency: 8,
+          // A closing holds a connection of the shared pool for its transaction: two at a time per
+          // process leave the pool to checkouts when every shop closes at midnight (add worker
+          // processes to close more shops at once).
+          concurrency: 2,
         },
         work,
       ),

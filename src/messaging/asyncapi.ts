@@ -56,12 +56,14 @@ export const SubjectModules: Record<string, Record<string, unknown>> = {
 const EventIdField: Partial<Record<EventDomain, string>> = { closing: 'shopID' };
 
 /**
- * Job subjects are `jobs.<kind>.<project>.<id>.<step>`: the payload fields the two last tokens carry.
- * (subjects/jobs.ts cannot name its kinds' payloads: their modules import it.)
+ * Job subjects are `jobs.<kind>.<project>.<id>[.<step>]`: the payload fields the last tokens carry
+ * (a kind with one kind of work has no step). (subjects/jobs.ts cannot name its kinds' payloads:
+ * their modules import it.)
  */
-const JobShapes: Record<JobKind, { payload: z.ZodType; id: string; step: string }> = {
+const JobShapes: Record<JobKind, { payload: z.ZodType; id: string; step?: string }> = {
   fulfillment: { payload: fulfillments.FulfillmentJob, id: 'fulfillmentID', step: 'call' },
   closing: { payload: closings.ClosingWork, id: 'shopID', step: 'type' },
+  receipt: { payload: receipts.ReceiptJob, id: 'orderID' },
 };
 
 export function isEndpoint(value: unknown): value is Endpoint {
@@ -189,13 +191,13 @@ export function buildAsyncApi(options: { version: string }): JsonSchema {
       payload: schemas.add(shape.payload, 'output'),
     };
     channels[key] = {
-      address: `jobs.${kind}.{project}.{id}.{step}`,
+      address: shape.step ? `jobs.${kind}.{project}.{id}.{step}` : `jobs.${kind}.{project}.{id}`,
       title: `${kind} jobs (internal)`,
       description: `Internal: durable work of the platform in the JetStream stream \`${JobStream.name}\` (work-queue retention), taken by the ${kind} pool's durable consumer. Not for integrators.`,
       parameters: {
         project: { description: ProjectId.description ?? 'The project id' },
         id: { description: `The payload's \`${shape.id}\`${describeField(shape.payload, shape.id)}, as a subject token` },
-        step: { description: `The payload's \`${shape.step}\``, enum: valuesOf(shape.payload, shape.step) },
+        ...(shape.step ? { step: { description: `The payload's \`${shape.step}\``, enum: valuesOf(shape.payload, shape.step) } } : {}),
       },
       messages: { job: ref(`#/components/messages/${key}`) },
     };
@@ -218,7 +220,7 @@ export function buildAsyncApi(options: { version: string }): JsonSchema {
         'Requests go to `svc.<domain>.<verb>` with a reply subject; one worker of the domain\'s queue group answers with the reply, or with an error reply: the error object as the body and the headers `' +
           `${ErrorHeaders.code}\` and \`${ErrorHeaders.message}\`.`,
         `Events are \`events.<project>.<domain>.<id>.<event>\` in the JetStream stream \`${EventStream.name}\`, each stored once (\`Nats-Msg-Id\`); follow them with a durable JetStream consumer (see the README, "For PoS integrators").`,
-        `Jobs (\`jobs.<kind>.<project>.<id>.<step>\`, stream \`${JobStream.name}\`) are internal.`,
+        `Jobs (\`jobs.<kind>.<project>.<id>[.<step>]\`, stream \`${JobStream.name}\`) are internal.`,
       ].join('\n\n'),
     },
     defaultContentType: 'application/json',

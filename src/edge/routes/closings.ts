@@ -14,6 +14,7 @@ import {
 import { Order, Pagination } from '../../../subjects/orders.js';
 import { ShopId } from '../../../subjects/shops.js';
 import type { ServiceClient } from '../../messaging/client.js';
+import { withPage } from '../paging.js';
 import { EmptyBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 import { inParts, jsonArray } from '../streams.js';
 
@@ -219,11 +220,4 @@ export function closingRoutes(app: ZodApp, client: ServiceClient): void {
         .send(Readable.from(chunks()) as never);
     },
   );
-}
-
-function withPage(url: string, page: number): string {
-  const [path, query = ''] = url.split('?', 2) as [string, string?];
-  const params = new URLSearchParams(query);
-  params.set('page', String(page));
-  return `${path}?${params.toString()}`;
 }

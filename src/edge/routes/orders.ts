@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { Order, OrderList, orders } from '../../../subjects/orders.js';
 import { ShopId } from '../../../subjects/shops.js';
 import type { ServiceClient } from '../../messaging/client.js';
+import { withPage } from '../paging.js';
 import { ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 import { inParts, jsonArray } from '../streams.js';
 
@@ -83,11 +84,4 @@ export function orderRoutes(app: ZodApp, client: ServiceClient): void {
     },
     async (request, reply) => reply.type('application/json').send((await client.call(orders.get, request.params)).order as never),
   );
-}
-
-function withPage(url: string, page: number): string {
-  const [path, query = ''] = url.split('?', 2) as [string, string?];
-  const params = new URLSearchParams(query);
-  params.set('page', String(page));
-  return `${path}?${params.toString()}`;
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { AppUserId, OrderId, PurchaseHistory, receipts, type ReceiptPart } from '../../../subjects/receipts.js';
 import { AppError } from '../../errors.js';
 import type { ServiceClient } from '../../messaging/client.js';
+import { withPage } from '../paging.js';
 import { EmptyBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 
 /**
@@ -115,11 +116,4 @@ async function* parts(client: ServiceClient, scope: { project: string; id: strin
     yield Buffer.from(part.data, 'base64');
     offset = part.next;
   }
-}
-
-function withPage(url: string, page: number): string {
-  const [path, query = ''] = url.split('?', 2) as [string, string?];
-  const params = new URLSearchParams(query);
-  params.set('page', String(page));
-  return `${path}?${params.toString()}`;
 }
