@@ -39,7 +39,10 @@ function endpointsIn(module: Record<string, unknown>): Endpoint[] {
 
 const subjectsDir = path.join(root, 'subjects');
 const moduleFiles = (await readdir(subjectsDir)).filter((f) => f.endsWith('.ts')).sort();
-const modules = await Promise.all(moduleFiles.map(async (f) => ({ file: f, endpoints: endpointsIn(await import(path.join(subjectsDir, f))) })));
+// Imported beside this test (the .ts sources, or the compiled modules in dist/), so they are the very modules the service runs.
+const modules = await Promise.all(
+  moduleFiles.map(async (f) => ({ file: f, endpoints: endpointsIn(await import(new URL(`../subjects/${f.replace(/\.ts$/, '.js')}`, import.meta.url).href)) })),
+);
 
 /** Resolves a local JSON pointer (`#/a/b`) in the document. */
 function resolve(pointer: string): unknown {
