@@ -125,6 +125,7 @@ export const PriceModifier = z
 export type PriceModifier = z.infer<typeof PriceModifier>;
 
 export const PromotionLineFields = {
+  discountID: z.string().optional().describe('The discount: `<configuration id>/<rule id>` of the rule that granted it'),
   discountRuleID: z.string().optional().describe('The promotion rule that granted this discount'),
   couponID: z.string().optional().describe('The coupon the rule redeemed'),
   discountType: z.enum(['absolute', 'percentage']).optional(),

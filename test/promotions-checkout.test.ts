@@ -92,7 +92,7 @@ t.test('asks for a supervisor when a rule says so', async (t) => {
 });
 
 t.test('changes what the next checkout info computes on activation; a signed one keeps its prices', async (t) => {
-  await activate([rule('one', sku('COFFEE'), [{ type: 'addLineItemDiscount', args: { absolute: 'true', value: '1', isMultiusable: 'true' } }])]);
+  const first = await activate([rule('one', sku('COFFEE'), [{ type: 'addLineItemDiscount', args: { absolute: 'true', value: '1', isMultiusable: 'true' } }])]);
   const before = await info();
   t.equal(before.checkoutInfo.price.price, 2400 - 300);
   await activate([rule('two', sku('COFFEE'), [{ type: 'addLineItemDiscount', args: { absolute: 'true', value: '0.10', isMultiusable: 'true' } }])]);
@@ -101,7 +101,11 @@ t.test('changes what the next checkout info computes on activation; a signed one
   t.equal(process.pricing.price.price, 2100, 'a checkout info signed before keeps its prices');
   await svc.request('PATCH', `${p}/checkout/process/${process.id}`, { token: app, body: { paymentState: 'successful' } });
   const order = (await svc.request('GET', `${p}/orders/${process.id}`, { token: await svc.token(['ordersRead']) })).body;
-  t.match(order.lineItems.find((l: any) => l.type === 'promotion'), { refersTo: 'c', discountRuleID: 'one', discountType: 'absolute', discountValue: 300, totalPrice: -300 }, 'the order carries the discount fields');
+  t.match(
+    order.lineItems.find((l: any) => l.type === 'promotion'),
+    { refersTo: 'c', discountID: `${first}/one`, discountRuleID: 'one', discountType: 'absolute', discountValue: 300, totalPrice: -300 },
+    'the order carries the discount fields',
+  );
   t.equal(order.paidAmount, 2100);
 });
 

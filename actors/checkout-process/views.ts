@@ -71,9 +71,9 @@ export function checksOf(p: ProcessRecord): Check[] {
 
 /** The promotion and coupon fields a line carries (the spec's OrderLineItem has them). */
 function discountFields(l: PricingLine): Partial<OrderLineItem> {
-  const { discountRuleID, couponID, discountType, discountValue, discountPercentage, priceModifiers, redeemed } = l;
+  const { discountID, discountRuleID, couponID, discountType, discountValue, discountPercentage, priceModifiers, redeemed } = l;
   return Object.fromEntries(
-    Object.entries({ discountRuleID, couponID, discountType, discountValue, discountPercentage, priceModifiers, redeemed }).filter(([, value]) => value !== undefined),
+    Object.entries({ discountID, discountRuleID, couponID, discountType, discountValue, discountPercentage, priceModifiers, redeemed }).filter(([, value]) => value !== undefined),
   );
 }
 

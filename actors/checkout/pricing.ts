@@ -95,7 +95,8 @@ export async function priceCheckout(
       },
       compiled,
     );
-    lineItems = result.lineItems;
+    // The spec's discountID names the discount across configurations: its configuration and rule.
+    lineItems = result.lineItems.map((l) => (l.type === 'promotion' && l.discountRuleID ? { ...l, discountID: `${promotion!.id}/${l.discountRuleID}` } : l));
     price = result.price;
     redeemed = new Set(result.redeemedCoupons.map((c) => c.lineItemId));
     forceControl = result.forceControl;
