@@ -58,24 +58,64 @@ export function createSender(baseUrl: string, sockets: number): { send: Send; cl
   return { send, close: () => agent.destroy() };
 }
 
-export async function runFlows<C>(baseUrl: string, flow: FlowDefinition<C>, options: { concurrency: number; durationSeconds: number; warmupSeconds?: number }): Promise<FlowResult> {
+export interface FlowOptions {
+  concurrency: number;
+  durationSeconds: number;
+  warmupSeconds?: number;
+}
+
+export async function runFlows<C>(baseUrl: string, flow: FlowDefinition<C>, options: FlowOptions): Promise<FlowResult> {
+  const [result] = await runFlowsInTurns(baseUrl, [flow], { ...options, turns: 1 });
+  return result!;
+}
+
+/**
+ * Flows compared with each other, measured in turns (A, B, A, B, ...: `turns` each, of
+ * durationSeconds / turns): the drift of a shared machine then weighs on each alike. Between two
+ * turns, `between()` lets the work a turn left behind settle (so that it does not load the next).
+ */
+export async function runFlowsInTurns(
+  baseUrl: string,
+  flows: readonly FlowDefinition<unknown>[],
+  options: FlowOptions & { turns: number; between?: () => Promise<void> },
+): Promise<FlowResult[]> {
   const { send, close } = createSender(baseUrl, options.concurrency);
   try {
-    await drive(send, flow, options.concurrency, options.warmupSeconds ?? 2);
-    return await drive(send, flow, options.concurrency, options.durationSeconds);
+    const tallies = flows.map((flow) => newTally(flow));
+    for (const flow of flows) await drive(send, flow, options.concurrency, options.warmupSeconds ?? 2, newTally(flow));
+    for (let turn = 0; turn < options.turns; turn++) {
+      for (const [index, flow] of flows.entries()) {
+        if (turn > 0 || index > 0) await options.between?.();
+        await drive(send, flow, options.concurrency, options.durationSeconds / options.turns, tallies[index]!);
+      }
+    }
+    return tallies.map((tally, index) => ({
+      flowsPerSecond: tally.flows / tally.seconds,
+      flows: tally.flows,
+      failures: tally.failures,
+      firstFailure: tally.firstFailure,
+      steps: flows[index]!.steps.map((step, i) => ({ name: step.name, p50: percentile(tally.timings[i]!, 0.5), p99: percentile(tally.timings[i]!, 0.99) })),
+    }));
   } finally {
     close();
   }
 }
 
-async function drive<C>(send: Send, flow: FlowDefinition<C>, concurrency: number, seconds: number): Promise<FlowResult> {
-  const timings = flow.steps.map(() => [] as number[]);
-  let flows = 0;
-  let failures = 0;
-  let firstFailure: string | undefined;
+interface Tally {
+  timings: number[][];
+  flows: number;
+  failures: number;
+  firstFailure?: string;
+  seconds: number;
+}
+
+function newTally(flow: FlowDefinition<unknown>): Tally {
+  return { timings: flow.steps.map(() => []), flows: 0, failures: 0, seconds: 0 };
+}
+
+async function drive<C>(send: Send, flow: FlowDefinition<C>, concurrency: number, seconds: number, tally: Tally): Promise<void> {
   const started = performance.now();
   const until = started + seconds * 1000;
-
   const client = async () => {
     while (performance.now() < until) {
       const context = flow.start();
@@ -83,24 +123,17 @@ async function drive<C>(send: Send, flow: FlowDefinition<C>, concurrency: number
         for (const [index, step] of flow.steps.entries()) {
           const t0 = performance.now();
           await step.run(send, context);
-          timings[index]!.push(performance.now() - t0);
+          tally.timings[index]!.push(performance.now() - t0);
         }
-        flows++;
+        tally.flows++;
       } catch (err) {
-        failures++;
-        firstFailure ??= err instanceof Error ? err.message : String(err);
+        tally.failures++;
+        tally.firstFailure ??= err instanceof Error ? err.message : String(err);
       }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, client));
-  const elapsed = (performance.now() - started) / 1000;
-  return {
-    flowsPerSecond: flows / elapsed,
-    flows,
-    failures,
-    firstFailure,
-    steps: flow.steps.map((step, index) => ({ name: step.name, p50: percentile(timings[index]!, 0.5), p99: percentile(timings[index]!, 0.99) })),
-  };
+  tally.seconds += (performance.now() - started) / 1000;
 }
 
 function percentile(values: number[], q: number): number {

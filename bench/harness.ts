@@ -31,6 +31,11 @@ export interface Bench {
   bareServer(method: string, route: string, body: unknown): Promise<string>;
   /** The same bare route inside this (the bench's) process, beside autocannon: the issues' baseline. */
   bareServerInProcess(method: string, route: string, body: unknown): Promise<string>;
+  /**
+   * Waits until the background work an earlier phase left is done (receipts of its final orders,
+   * made ahead while the service is not busy), so that it does not load the next phase.
+   */
+  backgroundDone(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -98,6 +103,20 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
       cleanups.push(() => stopProcess(bare));
       await waitForLine(bare, 'ready');
       return `http://127.0.0.1:${barePort}`;
+    },
+    async backgroundDone() {
+      const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        for (const started = Date.now(); Date.now() - started < 120_000; await sleep(250)) {
+          const [row] = await sql<{ pending: boolean }[]>`
+            select exists (select from orders o where o.state = 'final'
+              and not exists (select from receipts r where r.project = o.project and r.order_id = o.id)) as pending`;
+          if (!row!.pending) return;
+        }
+        throw new Error('receipts still being made two minutes after the phase');
+      } finally {
+        await sql.end();
+      }
     },
     async bareServerInProcess(method, route, body) {
       const app = Fastify({ logger: false });

@@ -96,3 +96,30 @@ t.test('jobs spread over the workers of a pool, each job done once', async (t) =
   const byWorker = [...done.values()].flat().reduce<Record<string, number>>((n, w) => ({ ...n, [w]: (n[w] ?? 0) + 1 }), {});
   t.ok(Object.keys(byWorker).length === 2, `both workers took jobs (${JSON.stringify(byWorker)})`);
 });
+
+/** Keeps this process's event loop busy (50 ms of work, then a turn for I/O) for `ms`. */
+async function busyFor(ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const chunk = Date.now() + 50;
+    while (Date.now() < chunk);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+t.test('background jobs wait while the process is busy, and run once it is not', async (t) => {
+  const ran: number[] = [];
+  const spec = { durable: 'background', filter: 'jobs.receipt.background.>', retryScheduleMs: [1000], maxAttempts: 3, concurrency: 1, yieldAboveBusyShare: 0.5 };
+  const consumer = await startJobConsumer({ nc, log }, spec, async () => {
+    ran.push(Date.now());
+    return { kind: 'done' };
+  });
+  t.teardown(() => consumer.stop());
+  await busyFor(700);
+  await js.publish('jobs.receipt.background.a', 'x', { msgID: 'background-a' });
+  await busyFor(1500);
+  const quietSince = Date.now();
+  t.equal(ran.length, 0, 'not run while the event loop was busy');
+  await until(() => ran.length === 1, 5000);
+  t.ok(ran[0]! >= quietSince, 'run after the busy time');
+});

@@ -201,6 +201,11 @@ export const ServiceMoves: Readonly<Record<FulfillmentState, readonly Fulfillmen
   failed: [],
 };
 
+/** Whether a fulfillment of the process can still change (its calls' answers are still to come). */
+export function hasFulfillmentUnderWay(process: ProcessRecord): boolean {
+  return process.fulfillments.some((f) => ServiceMoves[f.state].length > 0);
+}
+
 /** A state the fulfillment service reports later (PATCH): only the moves of ServiceMoves. */
 export function decideServiceUpdate(process: ProcessRecord, id: string, update: FulfillmentUpdate, at: Date): Decision {
   const f = find(process, id);

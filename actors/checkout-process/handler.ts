@@ -16,7 +16,7 @@ import { decidePosUpdate, posView } from './pos.js';
 import * as db from './sql.js';
 import { decide, decideAll, finishedOrderState, isFinished, type ChangeEvent, type Command, type Decision, type ProcessRecord } from './state.js';
 import { couponsToRedeem, redeemCoupons } from './coupons.js';
-import { decideAnswer, decideCalling, decideServiceUpdate, newFulfillments, withFulfillmentEffects, type FulfillmentJobRef } from './fulfillments.js';
+import { decideAnswer, decideCalling, decideServiceUpdate, hasFulfillmentUnderWay, newFulfillments, withFulfillmentEffects, type FulfillmentJobRef } from './fulfillments.js';
 import { fulfillmentView, orderEventPayload, processEventPayload, toCheckoutProcess, toOrder } from './views.js';
 
 export interface CheckoutProcessDeps {
@@ -227,8 +227,9 @@ function fulfillmentJobs(p: ProcessRecord, jobs: readonly FulfillmentJobRef[]): 
 const RecentProcesses = 2000;
 
 /**
- * The processes this worker wrote last, open ones only (a finished process hardly gets another
- * command), the oldest forgotten first. `take` removes the entry: a command puts back what it wrote.
+ * The processes this worker wrote last, the oldest forgotten first: open ones, and finished ones
+ * whose fulfillments still wait for an answer (a finished process gets no other command).
+ * `take` removes the entry: a command puts back what it wrote.
  */
 function createRecentProcesses(limit: number) {
   const entries = new Map<string, ProcessRecord>();
@@ -240,7 +241,7 @@ function createRecentProcesses(limit: number) {
     },
     keep(key: string, process: ProcessRecord): void {
       entries.delete(key);
-      if (isFinished(process.paymentState)) return;
+      if (isFinished(process.paymentState) && !hasFulfillmentUnderWay(process)) return;
       entries.set(key, process);
       if (entries.size > limit) entries.delete(entries.keys().next().value as string);
     },

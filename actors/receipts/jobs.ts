@@ -9,7 +9,8 @@ import * as db from './sql.js';
 /**
  * The receipt jobs' consumer: makes the receipt of each order that became final, ahead of its
  * first request. A job is only a head start: one that cannot be done (after its attempts) is
- * dropped, and the first request makes the receipt then.
+ * dropped, and the first request makes the receipt then. Jobs yield to requests: while the
+ * process is busy answering them (a checkout rush), receipts wait and are made when it is not.
  */
 export interface ReceiptJobDeps {
   nc: NatsConnection;
@@ -54,6 +55,8 @@ export function startReceiptJobs(deps: ReceiptJobDeps): Promise<JobConsumer> {
       retryScheduleMs: deps.retryScheduleMs ?? [1000, 5000, 30_000, 120_000],
       maxAttempts: deps.maxAttempts ?? 5,
       concurrency: deps.concurrency,
+      // A receipt made ahead is a head start, not checkout work: it waits while requests keep the process busy.
+      yieldAboveBusyShare: 0.6,
     },
     work,
   );

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
-import { runFlows } from '../flows.js';
+import { runFlows, runFlowsInTurns, type FlowResult } from '../flows.js';
 import { startBench } from '../harness.js';
 import { seedCatalog } from '../seed.js';
 import { checkoutFlow, describe } from './full-flow.js';
@@ -10,9 +10,10 @@ import { checkoutFlow, describe } from './full-flow.js';
 /**
  * Issue 10's scenario: the full checkout flow of the full-flow scenario with one vending machine
  * item (reserved when the process is created, delivered once it is paid, through a local stand-in
- * of the fulfillment service answering at once), beside the same flow without it, in one run.
- * Goal: ≥ 80% of the flows/s without fulfillment, every step's p99 ≤ 50 ms. Then the stand-in fails
- * 20% of the calls with 503: every paid process must still get exactly one delivery.
+ * of the fulfillment service answering at once), beside the same flow without it, in one run, in
+ * alternating turns (so that the drift of a shared machine weighs on both alike). Goal: ≥ 80% of the
+ * flows/s without fulfillment, every step's p99 ≤ 50 ms. Then the stand-in fails 20% of the calls
+ * with 503: every paid process must still get exactly one delivery.
  */
 interface StandIn {
   url: string;
@@ -52,7 +53,9 @@ const Concurrency = Number(process.env.BENCH_FLOW_CONCURRENCY ?? 16);
 
 export async function fulfillmentScenario(): Promise<string[]> {
   const standIn = await startStandIn();
-  const bench = await startBench({ env: { FULFILLMENT_URL: standIn.url } });
+  // Calls answered 503 are tried again soon: the run measures that each paid process gets its one
+  // delivery, not the production schedule's patience (1 s, 2 s, 5 s, 15 s, 1 min, ...).
+  const bench = await startBench({ env: { FULFILLMENT_URL: standIn.url, FULFILLMENT_RETRY_SCHEDULE_MS: '200,500,1000,2000' } });
   const sql = postgres(bench.databaseUrl, { max: 1, onnotice: () => {} });
   try {
     const project = 'bench-fulfillment';
@@ -65,12 +68,18 @@ export async function fulfillmentScenario(): Promise<string[]> {
     const token = await bench.token({ project, permissions: ['productsRead', 'updatePricingCheckoutProcess', 'ordersRead'] });
     const duration = Number(process.env.BENCH_DURATION ?? 10);
 
-    const without = await runFlows(bench.url, checkoutFlow(project, token), { concurrency: Concurrency, durationSeconds: duration });
-    const withVending = await runFlows(bench.url, checkoutFlow(project, token, [{ sku: 'VEND-1', amount: 1 }]), { concurrency: Concurrency, durationSeconds: duration });
-    const settledAt = await settle(sql);
+    // In turns (without, with, without, ...), each turn's fulfillments and receipts settled before the next.
+    let settledAt = 0;
+    const between = async () => {
+      settledAt = Math.max(settledAt, await settle(sql));
+      await bench.backgroundDone();
+    };
+    const vending = checkoutFlow(project, token, [{ sku: 'VEND-1', amount: 1 }]);
+    const [without, withVending] = (await runFlowsInTurns(bench.url, [checkoutFlow(project, token), vending], { concurrency: Concurrency, durationSeconds: duration, turns: 3, between })) as [FlowResult, FlowResult];
+    await between();
 
     standIn.failureRate = 0.2;
-    const failing = await runFlows(bench.url, checkoutFlow(project, token, [{ sku: 'VEND-1', amount: 1 }]), { concurrency: Concurrency, durationSeconds: duration, warmupSeconds: 0 });
+    const failing = await runFlows(bench.url, vending, { concurrency: Concurrency, durationSeconds: duration, warmupSeconds: 0 });
     const settledFailing = await settle(sql);
     const states = await sql<{ state: string; n: number }[]>`
       select f ->> 'state' as state, count(*)::int as n from checkout_processes, jsonb_array_elements(fulfillments) f group by 1 order by 1`;
@@ -85,7 +94,7 @@ export async function fulfillmentScenario(): Promise<string[]> {
       `full checkout flow with one vending machine item (reserved at creation, delivered after payment; stand-in answering at once), ${Concurrency} concurrent flows`,
       ...describe('  without fulfillment items', without),
       ...describe('  with a vending machine item', withVending),
-      `  every fulfillment settled ${settledAt} ms after the last flow`,
+      `  every fulfillment settled at most ${settledAt} ms after a turn's last flow (3 turns each)`,
       `  ratio ${(ratio * 100).toFixed(1)}% of the flows/s without fulfillment`,
       `  goal ≥ 80% and every step's p99 ≤ 50 ms: ${ratio >= 0.8 && worstP99 <= 50 && withVending.failures === 0 ? 'met' : 'NOT met'}`,
       `  with 20% of the calls answered 503: ${failing.flowsPerSecond.toFixed(0)} flows/s, settled ${settledFailing} ms after the last flow, ${standIn.calls} calls in all`,
@@ -107,7 +116,12 @@ async function settle(sql: postgres.Sql): Promise<number> {
       select count(*)::int as n from checkout_processes, jsonb_array_elements(fulfillments) f
       where f ->> 'state' in ('open', 'allocating') or (payment_state = 'successful' and f ->> 'state' = 'allocated')`;
     if (row!.n === 0) return Date.now() - started;
-    if (Date.now() - started > 120_000) throw new Error(`${row!.n} fulfillments still under way after 2 minutes`);
+    if (Date.now() - started > 120_000) {
+      const stuck = await sql`
+        select id, payment_state, f from checkout_processes, jsonb_array_elements(fulfillments) f
+        where f ->> 'state' in ('open', 'allocating') or (payment_state = 'successful' and f ->> 'state' = 'allocated') limit 5`;
+      throw new Error(`${row!.n} fulfillments still under way after 2 minutes: ${JSON.stringify(stuck)}`);
+    }
     await sleep(200);
   }
 }

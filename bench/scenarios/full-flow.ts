@@ -107,6 +107,7 @@ export async function fullFlowScenario(): Promise<string[]> {
     const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
 
     const full = await runFlows(bench.url, flow, { concurrency: Concurrency, durationSeconds: duration });
+    await bench.backgroundDone();
     const baseline = await runFlows(bareUrl, flow, { concurrency: Concurrency, durationSeconds: duration });
     const worstP99 = Math.max(...full.steps.map((s) => s.p99));
     return [

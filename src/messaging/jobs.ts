@@ -1,5 +1,7 @@
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
 import { JobStream } from '../../subjects/jobs.js';
 
@@ -39,6 +41,12 @@ export interface JobConsumerSpec {
   maxAttempts: number;
   /** Jobs one process runs at once (default 16). */
   concurrency?: number;
+  /**
+   * Background work that can wait: a job starts only while the process's event loop was busy for
+   * at most this share of the last half second (0..1), so that it yields to the requests the
+   * process answers (each job waits at most half a minute for that). Unset: jobs start as they come.
+   */
+  yieldAboveBusyShare?: number;
 }
 
 export interface JobConsumer {
@@ -96,6 +104,8 @@ export async function startJobConsumer(
   // A job in progress is reported well within the shortest time the server waits for its ack.
   const heartbeatMs = Math.max(100, Math.floor(Math.min(...spec.retryScheduleMs, 30_000) / 2));
   const running = new Set<Promise<void>>();
+  const load = spec.yieldAboveBusyShare === undefined ? undefined : watchEventLoop();
+  let stopping = false;
 
   const run = async (msg: JsMsg) => {
     const attempt = msg.info.deliveryCount;
@@ -108,6 +118,10 @@ export async function startJobConsumer(
     };
     const heartbeat = setInterval(() => msg.working(), heartbeatMs);
     try {
+      // Yields while the process is busy, but not forever: a job waits at most YieldAtMostMs.
+      for (let waited = 0; load && load.busyShare() > spec.yieldAboveBusyShare! && waited < YieldAtMostMs && !stopping; waited += LoadPeriodMs) {
+        await sleep(LoadPeriodMs);
+      }
       const outcome = await handler(job);
       if (outcome.kind === 'done') return msg.ack();
       if (job.lastAttempt) {
@@ -138,9 +152,26 @@ export async function startJobConsumer(
 
   return {
     async stop() {
+      stopping = true;
+      load?.stop();
       await messages.close();
       await loop;
       await Promise.allSettled([...running]);
     },
   };
+}
+
+const LoadPeriodMs = 500;
+const YieldAtMostMs = 30_000;
+
+/** The share of the last period the event loop spent running code (not waiting for I/O). */
+function watchEventLoop(): { busyShare(): number; stop(): void } {
+  let mark = performance.eventLoopUtilization();
+  let share = 0;
+  const timer = setInterval(() => {
+    const now = performance.eventLoopUtilization();
+    share = performance.eventLoopUtilization(now, mark).utilization;
+    mark = now;
+  }, LoadPeriodMs).unref();
+  return { busyShare: () => share, stop: () => clearInterval(timer) };
 }
