@@ -186,24 +186,33 @@ export interface LoadOptions {
 
 /** Drives a URL with autocannon: a short warm-up, then the measured run. */
 export async function load(options: LoadOptions): Promise<LoadResult> {
-  const duration = options.durationSeconds ?? Number(process.env.BENCH_DURATION ?? 10);
-  const common = {
-    url: options.url,
-    method: options.method ?? 'GET',
-    headers: options.headers,
-    body: options.body,
-    connections: options.connections ?? 50,
-  };
-  await autocannon({ ...common, duration: 2 });
-  const result = await autocannon({ ...common, duration });
-  return {
-    requestsPerSecond: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    requests: result.requests.total,
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-  };
+  const [result] = await loadInTurns([options], 1);
+  return result!;
+}
+
+/**
+ * Loads compared with each other, driven in turns (A, B, A, B, ...: `turns` each, of the duration
+ * divided by `turns`) after a warm-up each, so that the drift of a shared machine weighs on each
+ * alike. req/s over all its turns; p50 and p99 those of its slowest turn.
+ */
+export async function loadInTurns(targets: readonly LoadOptions[], turns: number): Promise<LoadResult[]> {
+  const drive = (options: LoadOptions, duration: number) =>
+    autocannon({ url: options.url, method: options.method ?? 'GET', headers: options.headers, body: options.body, connections: options.connections ?? 50, duration });
+  for (const target of targets) await drive(target, 2);
+  const results = targets.map((): LoadResult & { seconds: number } => ({ requestsPerSecond: 0, p50: 0, p99: 0, requests: 0, errors: 0, non2xx: 0, seconds: 0 }));
+  for (let turn = 0; turn < turns; turn++) {
+    for (const [index, target] of targets.entries()) {
+      const r = await drive(target, (target.durationSeconds ?? Number(process.env.BENCH_DURATION ?? 10)) / turns);
+      const sum = results[index]!;
+      sum.requests += r.requests.total;
+      sum.seconds += r.duration;
+      sum.errors += r.errors + r.timeouts;
+      sum.non2xx += r.non2xx;
+      sum.p50 = Math.max(sum.p50, r.latency.p50);
+      sum.p99 = Math.max(sum.p99, r.latency.p99);
+    }
+  }
+  return results.map(({ seconds, ...r }) => ({ ...r, requestsPerSecond: r.requests / seconds }));
 }
 
 export function formatLoad(name: string, r: LoadResult): string {
