@@ -116,9 +116,11 @@ t.test('background jobs wait while the process is busy, and run once it is not',
   });
   t.teardown(() => consumer.stop());
   await busyFor(700);
-  await js.publish('jobs.receipt.background.a', 'x', { msgID: 'background-a' });
+  // Published while the loop stays busy (awaiting the stream's ack would leave it idle meanwhile).
+  const published = js.publish('jobs.receipt.background.a', 'x', { msgID: 'background-a' });
   await busyFor(1500);
   const quietSince = Date.now();
+  await published;
   t.equal(ran.length, 0, 'not run while the event loop was busy');
   await until(() => ran.length === 1, 5000);
   t.ok(ran[0]! >= quietSince, 'run after the busy time');
