@@ -27,6 +27,12 @@ const HistoryQuery = z.object({
   perPage: z.coerce.number().int().min(1).max(1000).default(HistoryPerPage).describe(`Orders per page (default ${HistoryPerPage})`),
 });
 
+/**
+ * A request that finds no receipt yet makes it: behind other first-time receipts on the render
+ * threads, or on a render thread that starts with it, that takes longer than a plain request.
+ */
+const ReceiptCall = { timeoutMs: 30_000 };
+
 const PdfBody = z.string().meta({ format: 'binary' }).describe('The receipt as application/pdf');
 
 /** Who may read what: undefined for every order (ordersRead), else the one app user's. */
@@ -60,7 +66,7 @@ export function receiptRoutes(app: ZodApp, client: ServiceClient): void {
     const reader = readerOf(request);
     const { project, id } = request.params;
     const ifNoneMatch = request.headers['if-none-match'];
-    const first = await client.call(receipts.get, { project, id, ...reader, ...(ifNoneMatch && { ifNoneMatch: ifNoneMatch.slice(0, 2000) }) });
+    const first = await client.call(receipts.get, { project, id, ...reader, ...(ifNoneMatch && { ifNoneMatch: ifNoneMatch.slice(0, 2000) }) }, ReceiptCall);
     reply.header('etag', first.etag).header('cache-control', CacheControl);
     if (first.notModified) return reply.code(304).send('');
     reply
