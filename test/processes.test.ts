@@ -3,6 +3,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { jwtVerify } from 'jose';
 import t, { type Test } from 'tap';
 import { Permissions } from '../src/auth/permissions.js';
@@ -77,7 +78,11 @@ t.test('runs the edge and the workers as separate processes', async (t) => {
 
   const base = `http://127.0.0.1:${port}`;
   let health = await waitForHttp(`${base}/health`, 30_000, edge);
-  for (let i = 0; i < 100 && health.status !== 200; i++) health = await fetch(`${base}/health`);
+  // The edge answers before the workers are ready (health is 503 until a worker answers it).
+  for (const deadline = Date.now() + 30_000; health.status !== 200 && Date.now() < deadline; ) {
+    await sleep(100);
+    health = await fetch(`${base}/health`);
+  }
   t.equal(health.status, 200, `${edge.output()}\n${workers.output()}`);
 
   const cli = runBuilt(t, 'scripts/token.js', { JWT_SECRET: TestSecret }, ['--project', 'acme-split', '--permissions', 'all']);

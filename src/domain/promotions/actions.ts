@@ -111,6 +111,13 @@ interface UnitGroup {
   count: number;
 }
 
+/** A line's units as what it has left makes them worth: `extra` of its `count` units one subunit more than `base`. */
+function unitsOf(line: WorkLine): { count: number; base: number; extra: number } {
+  const count = line.source.amount;
+  const base = Math.floor(line.remaining / count);
+  return { count, base, extra: line.remaining - base * count };
+}
+
 interface LineDiscount {
   name: string;
   value: Value;
@@ -159,10 +166,8 @@ function lineDiscount(d: LineDiscount): Effect {
       // Every unit of the selection (the common "x off each" case): no ordering needed.
       for (const i of run.selection) {
         const line = s.lines[i]!;
-        const count = line.source.amount;
         if (line.remaining <= 0) continue;
-        const base = Math.floor(line.remaining / count);
-        const extra = line.remaining - base * count;
+        const { count, base, extra } = unitsOf(line);
         grant(s, run, line, count, discountOf(count - extra, extra, base));
       }
       return;
@@ -172,10 +177,8 @@ function lineDiscount(d: LineDiscount): Effect {
     const groups: UnitGroup[] = [];
     for (const i of run.selection) {
       const line = s.lines[i]!;
-      const count = line.source.amount;
       if (line.remaining <= 0) continue;
-      const base = Math.floor(line.remaining / count);
-      const extra = line.remaining - base * count;
+      const { count, base, extra } = unitsOf(line);
       if (count > extra) groups.push({ line, value: base, count: count - extra });
       if (extra > 0) groups.push({ line, value: base + 1, count: extra });
     }
@@ -188,7 +191,7 @@ function lineDiscount(d: LineDiscount): Effect {
       left -= n;
       let t = taken.find((x) => x.line === g.line);
       if (!t) {
-        t = { line: g.line, base: Math.floor(g.line.remaining / g.line.source.amount), n: 0, plus: 0 };
+        t = { line: g.line, base: unitsOf(g.line).base, n: 0, plus: 0 };
         taken.push(t);
       }
       if (g.value === t.base) t.n += n;
