@@ -1,0 +1,31 @@
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Removes compiled files whose TypeScript source is gone. tsc (incremental) writes dist/ but never
+ * deletes from it, so a deleted test would still run from dist/test/ (npm test runs this after the
+ * build). A file `dist/<dir>/x.js` (and its .map and .d.ts) goes when `<dir>/x.ts` does not exist.
+ */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const dist = path.join(root, 'dist');
+const Compiled = /\.(js|js\.map|d\.ts|d\.ts\.map)$/;
+
+function prune(dir: string): number {
+  let removed = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) removed += prune(file);
+    else if (Compiled.test(entry.name)) {
+      const source = path.join(root, path.relative(dist, file)).replace(Compiled, '.ts');
+      if (!existsSync(source)) {
+        rmSync(file);
+        removed++;
+      }
+    }
+  }
+  return removed;
+}
+
+const removed = prune(dist);
+if (removed) console.log(`prune-dist: removed ${removed} compiled files whose source is gone`);
