@@ -28,4 +28,4 @@ function prune(dir: string): number {
 }
 
 const removed = prune(dist);
-if (removed) console.log(`prune-dist: removed ${removed} compiled files whose source is gone`);
+if (removed) process.stdout.write(`prune-dist: removed ${removed} compiled files whose source is gone\n`);
