@@ -17,6 +17,14 @@ function isTimeZone(zone: string): boolean {
 // Compose files and shells often pass `FOO=` for "unset": an empty value counts as absent.
 const variable = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 
+/** A retry schedule: comma-separated milliseconds (`example` shows the form in the error message). */
+const milliseconds = (example: string, fallback: string) =>
+  z
+    .string()
+    .regex(/^\d+(,\d+)*$/, `comma-separated milliseconds such as ${example}`)
+    .default(fallback)
+    .transform((list) => list.split(',').map(Number));
+
 const Environment = z
   .object({
     NODE_ENV: variable(z.enum(['development', 'test', 'production']).default('development')),
@@ -47,24 +55,12 @@ const Environment = z
     RECEIPT_PART_BYTES: variable(z.coerce.number().int().min(1024).max(600_000).default(512 * 1024)),
     RECEIPT_RENDER_THREADS: variable(z.coerce.number().int().min(0).max(16).default(1)),
     CLOSING_SCHEDULER_ENABLED: variable(z.stringbool().default(true)),
-    CLOSING_RETRY_SCHEDULE_MS: variable(
-      z
-        .string()
-        .regex(/^\d+(,\d+)*$/, 'comma-separated milliseconds such as 1000,5000,15000')
-        .default('1000,5000,15000,60000,300000,900000')
-        .transform((list) => list.split(',').map(Number)),
-    ),
+    CLOSING_RETRY_SCHEDULE_MS: variable(milliseconds('1000,5000,15000', '1000,5000,15000,60000,300000,900000')),
     CLOSING_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(50)),
     FULFILLMENT_URL: variable(z.url({ protocol: /^https?$/ }).optional()),
     FULFILLMENT_TOKEN: variable(z.string().optional()),
     FULFILLMENT_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(10_000)),
-    FULFILLMENT_RETRY_SCHEDULE_MS: variable(
-      z
-        .string()
-        .regex(/^\d+(,\d+)*$/, 'comma-separated milliseconds such as 1000,2000,5000')
-        .default('1000,2000,5000,15000,60000,300000,900000,3600000')
-        .transform((list) => list.split(',').map(Number)),
-    ),
+    FULFILLMENT_RETRY_SCHEDULE_MS: variable(milliseconds('1000,2000,5000', '1000,2000,5000,15000,60000,300000,900000,3600000')),
     FULFILLMENT_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(32)),
     FULFILLMENT_CALLERS: variable(z.coerce.number().int().min(0).max(256).default(16)),
   })

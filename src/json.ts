@@ -16,7 +16,8 @@ export function tryParseJson(text: string): unknown {
 
 type JsonRecord = Record<string, unknown>;
 
-function isRecord(value: unknown): value is JsonRecord {
+/** A JSON object (not an array, not null). */
+export function isRecord(value: unknown): value is JsonRecord {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -63,25 +64,27 @@ function storableText(text: string): string | undefined {
  * nesting deeper than MaxJsonDepth; undefined when the whole value can be stored. Every message a
  * worker takes is checked with it, so such input is a 400 naming the field, never a 500.
  */
-export function findUnstorableText(value: unknown, path: string[] = [], depth = 0): UnstorableText | undefined {
+export function findUnstorableText(value: unknown, depth = 0): UnstorableText | undefined {
+  // The path is made on the way back from a find: a value that can be stored (nearly every message)
+  // walks without allocating one.
   if (typeof value === 'string') {
     const reason = storableText(value);
-    return reason ? { path, reason } : undefined;
+    return reason ? { path: [], reason } : undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  if (depth >= MaxJsonDepth) return { path, reason: `nests deeper than ${MaxJsonDepth} levels` };
+  if (depth >= MaxJsonDepth) return { path: [], reason: `nests deeper than ${MaxJsonDepth} levels` };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findUnstorableText(value[i], [...path, String(i)], depth + 1);
-      if (found) return found;
+      const found = findUnstorableText(value[i], depth + 1);
+      if (found) return { ...found, path: [String(i), ...found.path] };
     }
     return undefined;
   }
-  for (const [key, member] of Object.entries(value)) {
+  for (const key in value) {
     const keyReason = storableText(key);
-    if (keyReason) return { path: [...path, key], reason: `is a member name that ${keyReason}` };
-    const found = findUnstorableText(member, [...path, key], depth + 1);
-    if (found) return found;
+    if (keyReason) return { path: [key], reason: `is a member name that ${keyReason}` };
+    const found = findUnstorableText((value as Record<string, unknown>)[key], depth + 1);
+    if (found) return { ...found, path: [key, ...found.path] };
   }
   return undefined;
 }

@@ -31,10 +31,6 @@ export interface FulfillmentRecord {
   lineItems: FulfillmentLineItem[];
   errors: FulfillmentError[];
   serviceID?: string;
-  /** The process was paid: hand the goods out once they are reserved. */
-  deliver: boolean;
-  /** The process ended unpaid: release the goods once they are reserved. */
-  release: boolean;
   /** Calls queued as jobs (each at most once). */
   queued: FulfillmentCall[];
   /** Calls whose answer is recorded (a redelivered job finds its answer here and does nothing). */
@@ -60,8 +56,6 @@ export function newFulfillments(lineItems: readonly LineItem[]): { fulfillments:
     refersTo: lines.map((l) => l.id),
     lineItems: lines.map((l) => ({ id: l.id, sku: l.sku, amount: l.amount, scannedCode: l.scannedCode })),
     errors: [],
-    deliver: false,
-    release: false,
     queued: ['allocate'],
     answered: [],
   }));
@@ -86,10 +80,10 @@ function queue(step: Step, call: FulfillmentCall): Step {
 }
 
 /** What the reserved goods wait for: delivery (paid) or release (ended unpaid). */
-function followUp(step: Step): Step {
+function followUp(step: Step, paymentState: ProcessRecord['paymentState']): Step {
   if (step.next.state !== 'allocated') return step;
-  if (step.next.deliver) return queue(step, 'deliver');
-  if (step.next.release) return queue(step, 'abort');
+  if (paymentState === 'successful') return queue(step, 'deliver');
+  if (paymentState === 'failed') return queue(step, 'abort');
   return step;
 }
 
@@ -107,9 +101,9 @@ export function withFulfillmentEffects(before: ProcessRecord, decision: Decision
   const events: ChangeEvent[] = [...decision.events];
   const jobs: FulfillmentJobRef[] = [...(decision.jobs ?? [])];
   const fulfillments = decision.next.fulfillments.map((f) => {
-    let step: Step = { next: { ...f, ...(to === 'successful' ? { deliver: true } : { release: true }) }, events: [], jobs: [] };
+    let step: Step = { next: f, events: [], jobs: [] };
     if (to === 'successful' && Unreserved.includes(f.state)) step.events.push({ domain: 'fulfillment', id: f.id, event: 'undeliverable' });
-    step = followUp(step);
+    step = followUp(step, to);
     events.push(...step.events);
     jobs.push(...step.jobs);
     return step.next;
@@ -117,7 +111,8 @@ export function withFulfillmentEffects(before: ProcessRecord, decision: Decision
   return { ...decision, next: { ...decision.next, fulfillments }, events, jobs };
 }
 
-function find(process: ProcessRecord, id: string): FulfillmentRecord | undefined {
+/** The process's fulfillment with this id. */
+export function fulfillmentOf(process: ProcessRecord, id: string): FulfillmentRecord | undefined {
   return process.fulfillments.find((f) => f.id === id);
 }
 
@@ -134,7 +129,8 @@ function apply(process: ProcessRecord, step: Step, at: Date): Decision {
   const failed = movePayment(next, 'failed', at);
   if (failed.kind !== 'changed') return decision;
   const reason = `${step.next.type}: the goods cannot be reserved${step.next.errors[0] ? ` (${step.next.errors[0].message || step.next.errors[0].type})` : ''}`;
-  return withFulfillmentEffects(process, {
+  // The process actor's command adds what the failed payment causes (withFulfillmentEffects).
+  return {
     kind: 'changed',
     next: {
       ...failed.next,
@@ -143,7 +139,7 @@ function apply(process: ProcessRecord, step: Step, at: Date): Decision {
     },
     events: [...step.events, ...failed.events],
     jobs: step.jobs,
-  });
+  };
 }
 
 /**
@@ -157,7 +153,7 @@ function throughAllocating(f: FulfillmentRecord, step: Step): Step {
 
 /** The caller tries a call again: an allocation takes the fulfillment from open to allocating. */
 export function decideCalling(process: ProcessRecord, id: string, call: FulfillmentCall, at: Date): Decision {
-  const f = find(process, id);
+  const f = fulfillmentOf(process, id);
   if (!f) return { kind: 'invalid', message: `no fulfillment ${id} in process ${process.id}` };
   if (call === 'allocate' && f.state === 'open' && !f.answered.includes('allocate')) return apply(process, moved(f, 'allocating'), at);
   return { kind: 'unchanged' };
@@ -165,7 +161,7 @@ export function decideCalling(process: ProcessRecord, id: string, call: Fulfillm
 
 /** The answer of a call; an answer recorded before (a redelivered job) changes nothing. */
 export function decideAnswer(process: ProcessRecord, id: string, call: FulfillmentCall, outcome: CallOutcome, at: Date): Decision {
-  const f = find(process, id);
+  const f = fulfillmentOf(process, id);
   if (!f) return { kind: 'invalid', message: `no fulfillment ${id} in process ${process.id}` };
   if (f.answered.includes(call)) return { kind: 'unchanged' };
   const answered = { answered: [...f.answered, call] };
@@ -174,7 +170,7 @@ export function decideAnswer(process: ProcessRecord, id: string, call: Fulfillme
     case 'allocated':
       // The service may have reported the state itself already (PATCH): keep what it said.
       if (f.state !== 'open' && f.state !== 'allocating') return apply(process, { next: { ...f, ...answered, ...serviceID }, events: [], jobs: [] }, at);
-      return apply(process, throughAllocating(f, followUp(moved(f, 'allocated', { ...answered, ...serviceID }))), at);
+      return apply(process, throughAllocating(f, followUp(moved(f, 'allocated', { ...answered, ...serviceID }), process.paymentState)), at);
     case 'allocationFailed':
       return apply(process, throughAllocating(f, moved(f, 'allocationFailed', { ...answered, errors: outcome.errors })), at);
     case 'delivered':
@@ -189,7 +185,7 @@ export function decideAnswer(process: ProcessRecord, id: string, call: Fulfillme
 }
 
 /** The states a fulfillment service may report for a fulfillment in each state. */
-export const ServiceMoves: Readonly<Record<FulfillmentState, readonly FulfillmentState[]>> = {
+const ServiceMoves: Readonly<Record<FulfillmentState, readonly FulfillmentState[]>> = {
   open: ['allocated', 'allocationFailed'],
   allocating: ['allocated', 'allocationFailed'],
   allocated: ['processing', 'processed', 'failed', 'allocationTimedOut'],
@@ -208,14 +204,14 @@ export function hasFulfillmentUnderWay(process: ProcessRecord): boolean {
 
 /** A state the fulfillment service reports later (PATCH): only the moves of ServiceMoves. */
 export function decideServiceUpdate(process: ProcessRecord, id: string, update: FulfillmentUpdate, at: Date): Decision {
-  const f = find(process, id);
+  const f = fulfillmentOf(process, id);
   if (!f) return { kind: 'invalid', message: `no fulfillment ${id} in process ${process.id}` };
   if (update.state === f.state && update.errors === undefined) return { kind: 'unchanged' };
   if (!ServiceMoves[f.state].includes(update.state)) return refused(`a fulfillment cannot move from ${f.state} to ${update.state}`);
   const errors = update.errors ? { errors: update.errors } : {};
-  if ((update.state === 'processing' || update.state === 'processed') && !f.deliver) {
+  if ((update.state === 'processing' || update.state === 'processed') && process.paymentState !== 'successful') {
     return refused(`the goods of fulfillment ${id} may not be handed out: its process is not paid`);
   }
   const step = moved(f, update.state, errors);
-  return apply(process, update.state === 'allocated' ? followUp(step) : step, at);
+  return apply(process, update.state === 'allocated' ? followUp(step, process.paymentState) : step, at);
 }

@@ -16,7 +16,7 @@ import { decidePosUpdate, posView } from './pos.js';
 import * as db from './sql.js';
 import { decide, decideAll, finishedOrderState, isFinished, type ChangeEvent, type Command, type Decision, type ProcessRecord } from './state.js';
 import { couponsToRedeem, redeemCoupons } from './coupons.js';
-import { decideAnswer, decideCalling, decideServiceUpdate, hasFulfillmentUnderWay, newFulfillments, withFulfillmentEffects, type FulfillmentJobRef } from './fulfillments.js';
+import { decideAnswer, decideCalling, decideServiceUpdate, fulfillmentOf, hasFulfillmentUnderWay, newFulfillments, withFulfillmentEffects, type FulfillmentJobRef } from './fulfillments.js';
 import { fulfillmentView, orderEventPayload, processEventPayload, toCheckoutProcess, toOrder } from './views.js';
 
 export interface CheckoutProcessDeps {
@@ -171,23 +171,23 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
 
     route(fulfillments.get, async ({ project, id }) => {
       const process = await load(project, await processOfFulfillment(project, id));
-      return fulfillmentView(process, process.fulfillments.find((f) => f.id === id)!);
+      return fulfillmentView(process, fulfillmentOf(process, id)!);
     }),
 
     route(fulfillments.update, async ({ project, id, update }) => {
       const process = await command(project, await processOfFulfillment(project, id), (p, at) => decideServiceUpdate(p, id, update, at));
-      return fulfillmentView(process, process.fulfillments.find((f) => f.id === id)!);
+      return fulfillmentView(process, fulfillmentOf(process, id)!);
     }),
 
     route(fulfillments.calling, async ({ project, processID, fulfillmentID, call }) => {
       const process = await command(project, processID, (p, at) => decideCalling(p, fulfillmentID, call, at));
-      const f = process.fulfillments.find((x) => x.id === fulfillmentID)!;
+      const f = fulfillmentOf(process, fulfillmentID)!;
       return { fulfillment: fulfillmentView(process, f), answered: f.answered.includes(call) };
     }),
 
     route(fulfillments.answered, async ({ project, processID, fulfillmentID, call, outcome }) => {
       const process = await command(project, processID, (p, at) => decideAnswer(p, fulfillmentID, call, outcome, at));
-      return fulfillmentView(process, process.fulfillments.find((f) => f.id === fulfillmentID)!);
+      return fulfillmentView(process, fulfillmentOf(process, fulfillmentID)!);
     }),
   ];
 
@@ -209,7 +209,7 @@ function outboxEvents(p: ProcessRecord, events: readonly ChangeEvent[], at: Date
 /** The outbox rows of the fulfillment calls a change queues: jobs, each published once (Nats-Msg-Id). */
 function fulfillmentJobs(p: ProcessRecord, jobs: readonly FulfillmentJobRef[]): db.OutboxEvent[] {
   return jobs.map(({ fulfillmentID, call }) => {
-    const f = p.fulfillments.find((x) => x.id === fulfillmentID)!;
+    const f = fulfillmentOf(p, fulfillmentID)!;
     const payload: FulfillmentJob = {
       project: p.project,
       processID: p.id,

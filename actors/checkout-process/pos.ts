@@ -2,7 +2,7 @@ import canonicalize from 'canonicalize';
 import type { Pricing, PricingLine } from '../../subjects/checkout-process.js';
 import { PosCheckoutProcessInput, type PosCheckoutProcess, type PosCheckoutProcessInput as PosTarget, type PosState, type TaxShare } from '../../subjects/pos.js';
 import { AppError } from '../../src/errors.js';
-import { mergePatch } from '../../src/json.js';
+import { isRecord, mergePatch } from '../../src/json.js';
 import { finishedMessage, isFinished, movePayment, refused, supervisedByPos, type Decision, type ProcessRecord } from './state.js';
 
 /**
@@ -67,14 +67,10 @@ function withSpecFigures(patch: Record<string, unknown>): Record<string, unknown
   const { price, tax, taxNet, ...rest } = patch;
   const figures: Record<string, unknown> = {};
   if (price !== undefined && rest.totalPrice === undefined) figures.totalPrice = price;
-  if (isRateMap(tax) && isRateMap(taxNet) && rest.taxShares === undefined) {
+  if (isRecord(tax) && isRecord(taxNet) && rest.taxShares === undefined) {
     figures.taxShares = Object.keys(tax).map((rate) => ({ rate, net: taxNet[rate], share: tax[rate], total: Number(taxNet[rate]) + Number(tax[rate]) }));
   }
   return { ...rest, ...figures };
-}
-
-function isRateMap(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export function decidePosUpdate(process: ProcessRecord, patch: Record<string, unknown>, at: Date): Decision {

@@ -5,7 +5,7 @@ import { orderPath, receiptPath, type Order, type OrderLineItem, type OrderState
 import { posPath } from '../../subjects/pos.js';
 import { posView } from './pos.js';
 import { fulfillmentPath, type Fulfillment, type FulfillmentEvent } from '../../subjects/fulfillments.js';
-import type { FulfillmentRecord } from './fulfillments.js';
+import { fulfillmentOf, type FulfillmentRecord } from './fulfillments.js';
 import { isFinished, type ChangeEvent, type ProcessRecord } from './state.js';
 
 /** The shapes a process record is seen in: the API's process, its order, its events. Pure. */
@@ -167,7 +167,7 @@ export function processEventPayload(p: ProcessRecord, event: ChangeEvent, at: Da
   const envelope = { project: p.project, id: p.id, version: p.version, at: at.toISOString() };
   if (event.domain === 'pos') return { ...envelope, event: event.event, pos: posView(p) };
   if (event.domain === 'fulfillment') {
-    const f = p.fulfillments.find((x) => x.id === event.id)!;
+    const f = fulfillmentOf(p, event.id)!;
     return { ...envelope, id: f.id, processID: p.id, event: event.event, fulfillment: fulfillmentView(p, f) };
   }
   const { checkoutInfo: _info, pricing, ...process } = toCheckoutProcess(p);

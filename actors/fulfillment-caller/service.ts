@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { FulfillmentError } from '../../subjects/checkout-process.js';
 import type { CallOutcome, FulfillmentCall, FulfillmentLineItem } from '../../subjects/fulfillments.js';
+import { isRecord, tryParseJson } from '../../src/json.js';
 
 /**
  * One call to the external fulfillment service, as the spec's table shows it: `POST /service` with
@@ -123,12 +124,8 @@ function causeOf(err: unknown): string {
 }
 
 function parseObject(text: string): Record<string, unknown> {
-  try {
-    const value = JSON.parse(text) as unknown;
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
+  const value = tryParseJson(text);
+  return isRecord(value) ? value : {};
 }
 
 /** The service's errors as the platform keeps them: every field it gave, a message always (apps need one). */
@@ -150,10 +147,10 @@ function errorsOf(value: unknown): FulfillmentError[] {
 }
 
 /** Retry-After in seconds or as an HTTP date, as milliseconds (at most a day). */
-export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
+function retryAfterMs(header: string | null): number | undefined {
   if (!header) return undefined;
   const seconds = Number(header);
-  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - now;
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - Date.now();
   return Number.isFinite(ms) && ms > 0 ? Math.min(ms, 86_400_000) : undefined;
 }
 

@@ -66,14 +66,14 @@ const JobShapes: Record<JobKind, { payload: z.ZodType; id: string; step?: string
   receipt: { payload: receipts.ReceiptJob, id: 'orderID' },
 };
 
-export function isEndpoint(value: unknown): value is Endpoint {
+function isEndpoint(value: unknown): value is Endpoint {
   if (!value || typeof value !== 'object') return false;
   const e = value as Partial<Endpoint>;
   return typeof e.subject === 'string' && e.subject.startsWith('svc.') && typeof e.queue === 'string' && !!e.request && !!e.reply && !!e.codec;
 }
 
 /** Every endpoint a module exports, alone or in an object of endpoints. */
-export function endpointsOf(module: Record<string, unknown>): Endpoint[] {
+function endpointsOf(module: Record<string, unknown>): Endpoint[] {
   return Object.values(module).flatMap((value) =>
     isEndpoint(value) ? [value] : value && typeof value === 'object' ? Object.values(value).filter(isEndpoint) : [],
   );
