@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { p, seedCheckout } from './support/checkout.js';
-import { checkoutIn, closingTokens, getClosing, postJob, runJob } from './support/closing.js';
+import { checkoutIn, closingTokens, eventually, getClosing, postJob, runJob } from './support/closing.js';
 import { startMoreWorkers, startTestService } from './support/service.js';
 
 /**
@@ -68,12 +68,10 @@ t.test('every final order is in exactly one closing, closings are gapless, each 
 
 /** Waits until no report job of the shop is pending; answers its number of closings. */
 async function waitForJobs(shop: string, atLeast: number): Promise<number> {
-  for (let i = 0; i < 400; i++) {
+  return eventually(`the report jobs of ${shop} to finish`, async () => {
     const [row] = await svc.sql<{ pending: number; closings: number }[]>`
       select (select count(*)::int from closing_jobs where shop_id = ${shop} and state = 'pending') as pending,
              (select count(*)::int from closings where shop_id = ${shop}) as closings`;
-    if (row!.pending === 0 && row!.closings >= atLeast) return row!.closings;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`the report jobs of ${shop} did not finish`);
+    return row!.pending === 0 && row!.closings >= atLeast ? row!.closings : undefined;
+  });
 }

@@ -1,4 +1,4 @@
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import postgres from 'postgres';
 import t from 'tap';
 import { createScheduleTrigger, type ScheduleTrigger } from '../actors/closing-schedules/trigger.js';
@@ -119,11 +119,13 @@ t.test('three worker sides ticking at once close each fire time exactly once', a
 
   // A trigger delivered again (as after a relay crash outside the duplicate window) closes nothing new.
   const work: ClosingWork = { type: 'trigger', project: 'acme-test01', shopID: 'many', scheduleID: id, fireAt: claimed[5]!, mode: 'includeUntilExecution', includeAllStates: false, formats: [], location: 'Europe/Berlin' };
-  await jetstream(svc.nc).publish(closingWorkSubject(work), JSON.stringify(work), { msgID: 'a-second-delivery' });
+  const published = await jetstream(svc.nc).publish(closingWorkSubject(work), JSON.stringify(work), { msgID: 'a-second-delivery' });
+  const jsm = await jetstreamManager(svc.nc);
   await eventually('the second delivery to be consumed', async () => {
-    const n = (await svc.sql<{ n: number }[]>`select count(*)::int as n from outbox`)[0]!.n;
-    return n === 0 ? true : undefined;
+    const [outbox] = await svc.sql<{ n: number }[]>`select count(*)::int as n from outbox`;
+    const info = await jsm.consumers.info('JOBS', 'closing');
+    const consumed = info.delivered.stream_seq >= published.seq && info.num_pending === 0 && info.num_ack_pending === 0;
+    return outbox!.n === 0 && consumed ? true : undefined;
   });
-  await new Promise((resolve) => setTimeout(resolve, 1000));
   t.equal((await storedClosings(svc.sql, 'many')).length, 6, 'still six closings');
 });

@@ -1,6 +1,7 @@
 import { createTotals } from '../../src/domain/closings/totals.js';
 import { inTransaction, type Sql, type TransactionSql } from '../../src/infra/postgres.js';
 import { readSettings } from '../settings/sql.js';
+import { findShop, type ShopRow } from '../shops/sql.js';
 import { eventSubject } from '../../subjects/events.js';
 import { triggerKey, type ClosingEvent, type ClosingOrigin, type ClosingShop, type ClosingWork, type LogFormat } from '../../subjects/closings.js';
 import type { OutboxEvent } from '../outbox/sql.js';
@@ -37,7 +38,7 @@ export async function closeShop(sql: Sql, work: ClosingWork, now: () => Date = (
   const { project, shopID: shopId } = work;
   // Read before the lock: the company data and the shop as they are when the closing is made.
   const settings = await readSettings(sql, project);
-  const shopRow = await db.findShopRow(sql, project, shopId);
+  const shopRow = await findShop(sql, project, shopId);
   const scheduled = work.type === 'report' ? await db.scheduleFormatsOfShop(sql, project, shopId) : undefined;
 
   return inTransaction(sql, async (tx) => {
@@ -179,16 +180,16 @@ export function event(project: string, shopId: string, payload: ClosingEvent): O
 
 const blankShop: ClosingShop = { name: '', externalID: '', street: '', zip: '', city: '', state: '', country: '', phone: '', email: '' };
 
-function shopOf(row: NonNullable<Awaited<ReturnType<typeof db.findShopRow>>>): ClosingShop {
+function shopOf(row: ShopRow): ClosingShop {
   return {
-    name: row.name ?? '',
+    name: row.name,
     externalID: row.external_id ?? '',
-    street: row.street ?? '',
-    zip: row.zip ?? '',
-    city: row.city ?? '',
-    state: row.state ?? '',
-    country: row.country ?? '',
-    phone: row.phone ?? '',
-    email: row.email ?? '',
+    street: row.street,
+    zip: row.zip,
+    city: row.city,
+    state: row.state,
+    country: row.country,
+    phone: row.phone,
+    email: row.email,
   };
 }

@@ -7,6 +7,7 @@ import { createMailboxes } from '../../src/messaging/mailbox.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { closings, closingWorkSubject, ClosingWork } from '../../subjects/closings.js';
 import { jobFilter } from '../../subjects/jobs.js';
+import { findShop } from '../shops/sql.js';
 import { closeShop, event, failJob, type ClosedShop } from './close.js';
 import { findLog, logChunk } from './log-sql.js';
 import { writeLogs, type LogWriterDeps } from './logs.js';
@@ -76,7 +77,7 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
 
   const routes = [
     route(closings.createJob, async ({ project, job: request }) => {
-      if (!(await db.findShopRow(sql, project, request.shopID))) {
+      if (!(await findShop(sql, project, request.shopID))) {
         throw AppError.badRequest(`shopID: no shop with id ${request.shopID}`, [{ path: 'shopID', message: 'no such shop' }]);
       }
       const formats = request.formats ?? (await db.scheduleFormatsOfShop(sql, project, request.shopID)).formats;

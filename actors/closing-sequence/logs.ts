@@ -10,9 +10,9 @@ import type { ExportOrder } from '../../src/domain/dsfinvk/orders.js';
 import { TableOrder, Tables } from '../../src/domain/dsfinvk/tables.js';
 import type { Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
-import { eventSubject } from '../../subjects/events.js';
-import { logPath, type ClosingEvent, type LogFormat } from '../../subjects/closings.js';
+import { logPath, type LogFormat } from '../../subjects/closings.js';
 import { createChunkStore, type ChunkStore } from './chunk-store.js';
+import { event } from './close.js';
 import { claimLogRun, dropRun, dropStaged, finishLogRun, stagedChunks } from './log-sql.js';
 import { findClosing, projectedOrdersPage, type ClosingRow, type ProjectedOrder } from './read-sql.js';
 
@@ -77,8 +77,8 @@ async function writeLog(deps: LogWriterDeps, logId: string): Promise<void> {
   const number = Number(closing.sequence_number);
   const fileName = `${target.format}_${closing.shop_id.replace(/[^A-Za-z0-9._-]/g, '_')}_${number}.${file.extension}`;
   const id = Number(logId);
-  const finished = await finishLogRun(sql, logId, generation, { contentType: file.contentType, fileName, size: store.size(0) }, (writtenAt) => {
-    const payload: ClosingEvent = {
+  const finished = await finishLogRun(sql, logId, generation, { contentType: file.contentType, fileName, size: store.size(0) }, (writtenAt) =>
+    event(closing.project, closing.shop_id, {
       project: closing.project,
       shopID: closing.shop_id,
       at: writtenAt.toISOString(),
@@ -86,9 +86,8 @@ async function writeLog(deps: LogWriterDeps, logId: string): Promise<void> {
       sequenceNumber: number,
       log: { id, format: target.format, state: 'present' },
       links: { self: { href: logPath(closing.project, id) } },
-    };
-    return { subject: eventSubject(closing.project, 'closing', closing.shop_id, 'logPresent'), payload };
-  });
+    }),
+  );
   if (finished) deps.eventsWritten();
   deps.log.info({ logId, format: target.format, bytes: store.size(0), ms: Math.round(performance.now() - started), phases, finished }, 'closing log written');
 }

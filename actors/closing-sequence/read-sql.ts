@@ -45,9 +45,8 @@ export async function findClosing(db: Db, project: string, shopId: string, seque
 }
 
 export async function countClosings(db: Db, project: string, shopId: string | undefined): Promise<number> {
-  const [row] = shopId === undefined
-    ? await db<{ n: number }[]>`select count(*)::int as n from closings where project = ${project}`
-    : await db<{ n: number }[]>`select count(*)::int as n from closings where project = ${project} and shop_id = ${shopId}`;
+  const ofShop = shopId === undefined ? db`` : db`and shop_id = ${shopId}`;
+  const [row] = await db<{ n: number }[]>`select count(*)::int as n from closings where project = ${project} ${ofShop}`;
   return row!.n;
 }
 
@@ -74,16 +73,11 @@ export function listClosings(db: Db, scope: { project: string; shopId: string | 
 
 /** A page of a closing's orders as stored JSON texts, by sequence number. */
 export function ordersPage(db: Db, c: { project: string; shopId: string; after: number; last: number; includeAllStates: boolean }, limit: number) {
-  return c.includeAllStates
-    ? db<Array<{ sequence_number: string; doc: string }>>`
-        select sequence_number, doc::text as doc from orders
-        where project = ${c.project} and shop_id = ${c.shopId} and sequence_number > ${c.after} and sequence_number <= ${c.last}
-        order by sequence_number limit ${limit}`
-    : db<Array<{ sequence_number: string; doc: string }>>`
-        select sequence_number, doc::text as doc from orders
-        where project = ${c.project} and shop_id = ${c.shopId} and sequence_number > ${c.after} and sequence_number <= ${c.last}
-          and state = 'final'
-        order by sequence_number limit ${limit}`;
+  const ofState = c.includeAllStates ? db`` : db`and state = 'final'`;
+  return db<Array<{ sequence_number: string; doc: string }>>`
+    select sequence_number, doc::text as doc from orders
+    where project = ${c.project} and shop_id = ${c.shopId} and sequence_number > ${c.after} and sequence_number <= ${c.last} ${ofState}
+    order by sequence_number limit ${limit}`;
 }
 
 export interface ProjectedOrder {

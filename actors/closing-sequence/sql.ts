@@ -40,12 +40,6 @@ export async function scheduleFormatsOfShop(db: Db, project: string, shopId: str
   return { formats: [...new Set(rows.flatMap((r) => r.formats))], location: rows[0]?.location ?? null };
 }
 
-export async function findShopRow(db: Db, project: string, shopId: string) {
-  const [row] = await db<Array<Record<'name' | 'external_id' | 'street' | 'zip' | 'city' | 'state' | 'country' | 'phone' | 'email', string | null>>>`
-    select name, external_id, street, zip, city, state, country, phone, email from shops where project = ${project} and id = ${shopId}`;
-  return row;
-}
-
 /** The shop as the last order of the range wrote it (for a shop that was deleted since). */
 export async function shopOfOrder(db: Db, project: string, shopId: string, sequenceNumber: number): Promise<ClosingShop | undefined> {
   const [row] = await db<{ shop: ClosingShop | null }[]>`

@@ -141,20 +141,6 @@ export function latestFireAtOrBefore(spec: FireSpec, now: Date): Date | undefine
   return undefined;
 }
 
-/** The fire times in (after, until], oldest first: what a tick at `until` finds due since `after`. */
-export function fireTimesBetween(spec: FireSpec, after: Date, until: Date): Date[] {
-  const days = new Set(spec.days);
-  const found: Date[] = [];
-  const first = addDays(localDateOf(after.getTime(), spec.location), -2);
-  const last = addDays(localDateOf(until.getTime(), spec.location), 1);
-  for (let date = first; formatLocalDate(date) <= formatLocalDate(last); date = addDays(date, 1)) {
-    if (!days.has(weekdayOf(date))) continue;
-    const fire = fireInstant(date, spec.hour, spec.minute, spec.location);
-    if (fire > after && fire <= until) found.push(fire);
-  }
-  return found;
-}
-
 /** `1h30m`, `90m`, `45s`, `1h0m0s` (the form `<h>h<m>m<s>s`, each part optional): milliseconds, or undefined. */
 export function parseDuration(text: string): number | undefined {
   const match = /^(?:(\d{1,6})h)?(?:(\d{1,7})m)?(?:(\d{1,9})s)?$/.exec(text);

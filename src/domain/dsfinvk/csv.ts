@@ -18,10 +18,6 @@ export interface Fixed {
 /** A value of a row: text for text columns; an integer or a Fixed for number columns; null for empty. */
 export type Value = string | number | Fixed | null;
 
-export function fixed(units: number, scale: number): Fixed {
-  return { units, scale };
-}
-
 /** Text cut to a column's length (in characters), line breaks as spaces, quotes doubled, in quotes. */
 export function text(value: string, maxLength: number): string {
   if (value === '') return '""';
@@ -90,11 +86,6 @@ export function rowWriter(table: Table, prefix: readonly Value[], scales: Readon
     parts.length = n;
     return parts.join(ColumnDelimiter) + RecordDelimiter;
   };
-}
-
-/** One record of a table; `values` in column order. */
-export function rowOf(table: Table, values: readonly Value[]): string {
-  return rowWriter(table, [])(values);
 }
 
 function field(table: Table, index: number, value: Value, scale: number): string {

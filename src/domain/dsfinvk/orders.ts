@@ -32,7 +32,6 @@ export interface ExportOrder extends ClosingOrder {
   sequenceNumber: number;
   startedAt: string;
   finalizedAt: string;
-  currency?: string;
   checkoutDevice?: { type?: string; externalID?: string };
   lineItems?: readonly ExportLine[];
 }
