@@ -1,13 +1,13 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../src/infra/project-root.js';
 
 /**
  * Removes compiled files whose TypeScript source is gone. tsc (incremental) writes dist/ but never
  * deletes from it, so a deleted test would still run from dist/test/ (npm test runs this after the
  * build). A file `dist/<dir>/x.js` (and its .map and .d.ts) goes when `<dir>/x.ts` does not exist.
  */
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const root = projectRoot();
 const dist = path.join(root, 'dist');
 const Compiled = /\.(js|js\.map|d\.ts|d\.ts\.map)$/;
 

@@ -31,6 +31,15 @@ const enqueue = (id: string, msgId?: string) => {
 
 const stored = (id: string) => svc.sql<{ etag: string }[]>`select etag from receipts where order_id = ${id}`;
 
+// Every receipt made ends in an insert into receipts, also one the store drops (on conflict do
+// nothing: the first is kept, and identical anyway). A BEFORE INSERT trigger sees each of them, so
+// a receipt made a second time shows here though the receipts table does not change.
+await svc.sql`create table receipt_inserts (order_id text not null)`;
+await svc.sql`create function count_receipt_insert() returns trigger language plpgsql as $$ begin insert into receipt_inserts values (new.order_id); return new; end $$`;
+await svc.sql`create trigger count_receipt_insert before insert on receipts for each row execute function count_receipt_insert()`;
+/** How many times the receipt of this order was made. */
+const made = async (id: string) => (await svc.sql<{ n: number }[]>`select count(*)::int as n from receipt_inserts where order_id = ${id}`)[0]!.n;
+
 /** Waits until the receipt jobs' consumer has nothing left (published, delivered, acked). */
 async function jobsDone(): Promise<void> {
   const jsm = await jetstreamManager(svc.nc);
@@ -61,16 +70,19 @@ t.test('a receipt job makes and keeps the receipt of a final order before anyone
 
 t.test('a job makes nothing for an order that is not final or does not exist, and a job delivered again makes no second receipt', async (t) => {
   const failed = await finalOrder('paymentFailed');
-  const made = await finalOrder();
-  await enqueue(made);
+  const final = await finalOrder();
+  await enqueue(final);
   await jobsDone();
-  const [first] = await stored(made);
+  const [first] = await stored(final);
+  t.equal(await made(final), 1, 'made by its job');
   await enqueue(failed);
   await enqueue('no-such-order');
-  await enqueue(made, 'a-second-delivery');
+  await enqueue(final, 'a-second-delivery');
   await jobsDone();
   t.same(await stored(failed), [], 'no receipt of an order that is not final');
-  t.same(await stored(made), [first], 'one receipt, the first, unchanged');
+  t.equal(await made(failed), 0, 'none made');
+  t.same(await stored(final), [first], 'one receipt, the first, unchanged');
+  t.equal(await made(final), 1, 'not made again by the job delivered again');
   t.equal((await receipt(failed)).status, 404, 'and none is served');
 });
 
@@ -80,5 +92,6 @@ t.test('a request that comes before its job makes the receipt itself; the job th
   t.equal(res.status, 200);
   await jobsDone();
   t.same(await stored(id), [{ etag: res.etag }], 'one receipt, the one answered');
+  t.equal(await made(id), 1, 'made once: the job made none of its own');
   t.ok((await receipt(id)).bytes.equals(res.bytes), 'the same bytes again');
 });

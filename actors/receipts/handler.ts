@@ -1,5 +1,4 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { ReceiptFonts } from '../../src/domain/receipt/pdf.js';
 import { AppError } from '../../src/errors.js';
 import type { Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
@@ -21,8 +20,6 @@ export interface ReceiptsDeps {
   partBytes: number;
   /** Threads that make the PDFs (RECEIPT_RENDER_THREADS); 0: on the event loop. */
   renderThreads: number;
-  /** For 0 render threads: the fonts; read from the dejavu-fonts-ttf package on first use when not given. */
-  fonts?: ReceiptFonts;
 }
 
 export interface ReceiptsActor {
@@ -41,7 +38,7 @@ export function createReceiptsActor(deps: ReceiptsDeps): ReceiptsActor {
   // Parts are whole base64 quanta (3 bytes, 4 characters), so each decodes on its own.
   const partBytes = Math.max(3, deps.partBytes - (deps.partBytes % 3));
   const partChars = (partBytes / 3) * 4;
-  const maker = createReceiptMaker({ sql, timeZone: deps.timeZone, renderThreads: deps.renderThreads, fonts: deps.fonts, partChars });
+  const maker = createReceiptMaker({ sql, timeZone: deps.timeZone, renderThreads: deps.renderThreads, partChars });
 
   const routes = [
     route(receipts.get, async ({ project, id, appUserID, ifNoneMatch }) => {
@@ -52,12 +49,12 @@ export function createReceiptsActor(deps: ReceiptsDeps): ReceiptsActor {
       if (appUserID !== undefined && !row?.allowed) throw notYours();
       if (!row) throw AppError.notFound(`no order with id ${id}`);
       if (row.state !== 'final') throw AppError.notFound(`order ${id} is ${row.state}: only final orders have a receipt`);
-      if (row.etag !== null && row.size !== null) {
-        if (!row.part || known.includes('*')) return notModified(row.etag, row.size);
-        return part(row.etag, row.size, 0, row.part, partBytes);
-      }
-      const stored = await maker.make(project, id, row.doc!);
-      return known.includes(stored.etag) || known.includes('*') ? notModified(stored.etag, stored.size) : part(stored.etag, stored.size, 0, stored.part, partBytes);
+      // The stored receipt (its first part null when the requester has it: findReceipt compared the
+      // ETags), or the one made now.
+      const receipt: { etag: string; size: number; part: string | null } =
+        row.etag !== null && row.size !== null ? { etag: row.etag, size: row.size, part: row.part } : await maker.make(project, id, row.doc!);
+      if (receipt.part === null || known.includes(receipt.etag) || known.includes('*')) return notModified(receipt.etag, receipt.size);
+      return part(receipt.etag, receipt.size, 0, receipt.part, partBytes);
     }),
 
     route(receipts.part, async ({ project, id, etag, offset, appUserID }) => {

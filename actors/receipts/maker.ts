@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { ReceiptFonts } from '../../src/domain/receipt/pdf.js';
 import { readReceiptOrder } from '../../src/domain/receipt/source.js';
 import type { Sql } from '../../src/infra/postgres.js';
 import { readSettings } from '../settings/sql.js';
@@ -17,8 +16,6 @@ export interface ReceiptMakerDeps {
   timeZone: string;
   /** Threads that make the PDFs; 0: on the event loop. */
   renderThreads: number;
-  /** For 0 render threads: the fonts; read from the dejavu-fonts-ttf package on first use when not given. */
-  fonts?: ReceiptFonts;
   /** Base64 characters of the first part a made receipt answers with. */
   partChars: number;
 }
@@ -30,7 +27,7 @@ export interface ReceiptMaker {
 
 export function createReceiptMaker(deps: ReceiptMakerDeps): ReceiptMaker {
   const { sql, timeZone, partChars } = deps;
-  const renderer = createReceiptRenderer({ threads: deps.renderThreads, fonts: deps.fonts });
+  const renderer = createReceiptRenderer({ threads: deps.renderThreads });
 
   const render = async (project: string, id: string, doc: string): Promise<db.StoredReceipt> => {
     const order = readReceiptOrder(JSON.parse(doc));

@@ -25,25 +25,28 @@ export type RenderReply = { seq: number; pdf: Uint8Array } | { seq: number; erro
 
 export interface ReceiptRenderer {
   render(input: RenderInput): Promise<Buffer>;
-  /** Ends the threads; renders still waiting fail. */
-  close(): Promise<void>;
 }
 
-export function createReceiptRenderer(options: { threads: number; fonts?: ReceiptFonts }): ReceiptRenderer {
-  return options.threads > 0 ? threadRenderer(options.threads) : inlineRenderer(options.fonts);
+/** A receipt's PDF, laid out and written here and now: what a render thread (or the event loop) does. */
+export function renderReceipt({ order, settings, timeZone }: RenderInput, fonts: ReceiptFonts): Promise<Buffer> {
+  return renderReceiptPdf(receiptLayout(order, settings, { timeZone }), fonts);
 }
 
-function inlineRenderer(given: ReceiptFonts | undefined): ReceiptRenderer {
-  let fonts: Promise<ReceiptFonts> | undefined = given && Promise.resolve(given);
+export function createReceiptRenderer(options: { threads: number }): ReceiptRenderer {
+  return options.threads > 0 ? threadRenderer(options.threads) : inlineRenderer();
+}
+
+/** Fonts read from the dejavu-fonts-ttf package on the first render (again after a failed read). */
+function inlineRenderer(): ReceiptRenderer {
+  let fonts: Promise<ReceiptFonts> | undefined;
   return {
-    async render({ order, settings, timeZone }) {
+    async render(input) {
       fonts ??= loadReceiptFonts().catch((err: unknown) => {
         fonts = undefined;
         throw err;
       });
-      return renderReceiptPdf(receiptLayout(order, settings, { timeZone }), await fonts);
+      return renderReceipt(input, await fonts);
     },
-    close: async () => {},
   };
 }
 
@@ -102,10 +105,6 @@ function threadRenderer(count: number): ReceiptRenderer {
         thread.pending.set(request.seq, { resolve, reject });
         thread.worker.postMessage(request);
       });
-    },
-    async close() {
-      const running = threads.splice(0).filter((t): t is RenderThread => t !== undefined);
-      await Promise.all(running.map((t) => t.worker.terminate()));
     },
   };
 }

@@ -1,8 +1,6 @@
 import { parentPort } from 'node:worker_threads';
-import { receiptLayout } from '../../src/domain/receipt/layout.js';
-import { renderReceiptPdf } from '../../src/domain/receipt/pdf.js';
 import { loadReceiptFonts } from './fonts.js';
-import type { RenderReply, RenderRequest } from './render-pool.js';
+import { renderReceipt, type RenderReply, type RenderRequest } from './render-pool.js';
 
 /**
  * A receipt render thread: lays out and writes receipts (PDF) off the worker's event loop. It
@@ -18,9 +16,9 @@ port.on('message', (request: RenderRequest) => {
   });
 });
 
-async function answer({ seq, order, settings, timeZone }: RenderRequest): Promise<RenderReply> {
+async function answer({ seq, ...input }: RenderRequest): Promise<RenderReply> {
   try {
-    const pdf = await renderReceiptPdf(receiptLayout(order, settings, { timeZone }), fonts);
+    const pdf = await renderReceipt(input, fonts);
     // A buffer of its own, so that transferring it takes no other bytes along.
     const own = pdf.byteOffset === 0 && pdf.byteLength === pdf.buffer.byteLength ? new Uint8Array(pdf.buffer, 0, pdf.byteLength) : new Uint8Array(pdf);
     return { seq, pdf: own };

@@ -1,7 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
-import { insertOutbox } from '../../actors/outbox/sql.js';
-import { receiptJob } from '../../subjects/receipts.js';
 import { createSender, expectStatus, runFlows, type FlowDefinition, type FlowResult } from '../flows.js';
 import { startBench, type Bench } from '../harness.js';
 import { seedCatalog, sku } from '../seed.js';
@@ -9,10 +7,13 @@ import { seedCatalog, sku } from '../seed.js';
 /**
  * Issue 14's scenario: receipts (PDF) of 30-line orders through the full path (edge → NATS →
  * receipts worker → Postgres), 16 connections in a closed loop, beside `GET /orders/{id}` of the
- * same orders in the same run. Goal: ≥ 200 receipts/s, p99 ≤ 100 ms. Three figures:
- * - first generation: every request a receipt whose job has not run (the request makes and stores it);
- * - receipt jobs: the receipts of the other orders made in the background, as when each order became
- *   final (the jobs are enqueued here as the checkout enqueues them: outbox rows, receiptJob);
+ * same orders in the same run. Goal: ≥ 200 receipts/s, p99 ≤ 100 ms. The orders are seeded through
+ * the API, so the checkout enqueues each one's receipt job as it becomes final; the jobs yield while
+ * the service is busy (each waits at most 30 s for a quieter moment), so some receipts are made
+ * during the seeding already. Three figures:
+ * - first generation: requests for the orders whose receipt no job had made when the seeding ended,
+ *   in order (the request makes and stores it; a job that stops waiting may make one meanwhile);
+ * - receipt jobs: the rest of those receipts, made by their jobs once the requests stopped;
  * - stored: requests for receipts made before (by their job, or a first request): what a customer
  *   gets once the job ran, seconds after paying.
  */
@@ -44,12 +45,13 @@ export async function receiptScenario(): Promise<string[]> {
     const seeding = (performance.now() - started) / 1000;
     const duration = Number(process.env.BENCH_DURATION ?? 10);
     const auth = { authorization: `Bearer ${token}` };
+    const fresh = await withoutReceipt(bench, ids);
 
     let next = 0;
-    const fresh = getFlow('receipt, first generation', () => ids[next++], (id) => `/${Project}/orders/${id}/receipt`, auth);
-    const first = await runFlows(bench.url, fresh, { concurrency: Connections, durationSeconds: duration, warmupSeconds: 1 });
-    const made = Math.min(next, ids.length);
-    const jobs = await madeByJobs(bench, ids.slice(made));
+    const firstFlow = getFlow('receipt, first generation', () => fresh[next++], (id) => `/${Project}/orders/${id}/receipt`, auth);
+    const first = await runFlows(bench.url, firstFlow, { concurrency: Connections, durationSeconds: duration, warmupSeconds: 1 });
+    const made = Math.min(next, fresh.length);
+    const jobs = await madeByJobs(bench, fresh.slice(made));
     const stored = await runFlows(bench.url, getFlow('receipt, stored', () => pick(ids, ids.length), (id) => `/${Project}/orders/${id}/receipt`, auth), {
       concurrency: Connections,
       durationSeconds: duration,
@@ -61,12 +63,12 @@ export async function receiptScenario(): Promise<string[]> {
     const size = (await fetch(`${bench.url}/${Project}/orders/${ids[0]}/receipt`, { headers: auth }).then((r) => r.arrayBuffer())).byteLength;
 
     const met = (r: FlowResult) => (r.flowsPerSecond >= 200 && r.steps[0]!.p99 <= 100 && r.failures === 0 ? 'met' : 'NOT met');
-    const exhausted = first.failures && next > ids.length ? `  (ran out of fresh orders after ${ids.length})` : '';
+    const exhausted = first.failures && next > fresh.length ? `  (ran out of fresh orders after ${fresh.length})` : '';
     return [
-      `receipts of 30-line orders (PDF, ${size} bytes each), ${Connections} connections, closed loop, ${threads ?? 'default'} render threads; ${ids.length} orders seeded through the API in ${seeding.toFixed(1)} s`,
+      `receipts of 30-line orders (PDF, ${size} bytes each), ${Connections} connections, closed loop, ${threads ?? 'default'} render threads; ${ids.length} orders seeded through the API in ${seeding.toFixed(1)} s, ${ids.length - fresh.length} of their receipts made by their jobs meanwhile`,
       describe('  first generation (made + stored)', first) + exhausted,
       `  receipt jobs (made in the background)  ${jobs.perSecond.toFixed(0).padStart(6)} receipts/s (${jobs.count} in ${jobs.seconds.toFixed(1)} s)`,
-      describe('  stored receipt (made by its job)', stored),
+      describe('  stored receipt (made before)', stored),
       describe('  beside: GET /orders/{id}', orders),
       `  stored receipts at ${((stored.flowsPerSecond / orders.flowsPerSecond) * 100).toFixed(1)}% of GET /orders/{id}'s req/s`,
       `  goal ≥ 200 receipts/s and p99 ≤ 100 ms: first generation ${met(first)}, stored (a receipt whose job ran) ${met(stored)}`,
@@ -94,22 +96,35 @@ function getFlow(name: string, nextId: () => string | undefined, path: (id: stri
   };
 }
 
+/** These orders (in their order) whose receipt is not stored yet. */
+async function withoutReceipt(bench: Bench, ids: readonly string[]): Promise<string[]> {
+  const sql = postgres(bench.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql<{ id: string }[]>`select order_id as id from receipts where project = ${Project} and order_id = any(${ids as string[]})`;
+    const made = new Set(rows.map((r) => r.id));
+    return ids.filter((id) => !made.has(id));
+  } finally {
+    await sql.end();
+  }
+}
+
 /**
- * Enqueues the receipt jobs of these orders as the checkout does when an order becomes final, and
- * waits until every receipt is stored; answers how fast the workers made them.
+ * Waits until the receipts of these orders are stored: their jobs (enqueued by the checkout when
+ * each order became final) make them now that no requests keep the service busy. Answers how fast
+ * the jobs made those that were still missing when it started.
  */
 async function madeByJobs(bench: Bench, ids: readonly string[]): Promise<{ count: number; seconds: number; perSecond: number }> {
   const sql = postgres(bench.databaseUrl, { max: 1, onnotice: () => {} });
   try {
-    const started = performance.now();
-    await insertOutbox(sql, ids.map((id) => receiptJob(Project, id)));
-    for (;;) {
+    const stored = async () => {
       const [row] = await sql<{ n: number }[]>`select count(*)::int as n from receipts where project = ${Project} and order_id = any(${ids as string[]})`;
-      if (row!.n >= ids.length) break;
-      await sleep(100);
-    }
+      return row!.n;
+    };
+    const started = performance.now();
+    const missing = ids.length - (await stored());
+    while ((await stored()) < ids.length) await sleep(100);
     const seconds = (performance.now() - started) / 1000;
-    return { count: ids.length, seconds, perSecond: ids.length / Math.max(seconds, 0.001) };
+    return { count: missing, seconds, perSecond: missing / Math.max(seconds, 0.001) };
   } finally {
     await sql.end();
   }

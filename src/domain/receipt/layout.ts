@@ -51,7 +51,10 @@ export interface LayoutOptions {
 export function receiptLayout(order: ReceiptOrder, settings: ReceiptSettings, options: LayoutOptions): ReceiptLayout {
   const labels = labelsFor(settings.locale);
   const format = receiptFormat(settings.locale, order.currency || settings.currency, options.timeZone);
-  const taxes = taxRows(order);
+  // Per rate, highest first: the order's own figures, as its closing sums them and its DSFinV-K
+  // Beleg declares them (closings/order-rates.ts): computed from the line items where a PoS left
+  // them out, and what they leave of the total in a row of its own, so the table always adds up.
+  const taxes = orderRates(order);
   const marks = new Map(taxes.map((t, i) => [t.rate, taxMark(i)]));
   const finalizedAt = new Date(order.finalizedAt);
   const at = Number.isNaN(finalizedAt.getTime()) ? new Date(0) : finalizedAt;
@@ -165,15 +168,6 @@ function lineKind(type: string): LineKind {
     default:
       return 'item';
   }
-}
-
-/**
- * Per rate, highest first: the order's own figures, as its closing sums them and its DSFinV-K Beleg
- * declares them (closings/order-rates.ts): computed from the line items where a PoS left them out,
- * and what they leave of the total in a row of its own, so the table always adds up to the total.
- */
-function taxRows(order: ReceiptOrder) {
-  return orderRates(order);
 }
 
 /** A, B, C, ... as German receipts mark the rates (A the highest). */

@@ -38,7 +38,7 @@ interface Block {
   draw(doc: PDFKit.PDFDocument, y: number): void;
 }
 
-export function writeReceiptPdf(layout: ReceiptLayout, fonts: ReceiptFonts): PDFKit.PDFDocument {
+function writeReceiptPdf(layout: ReceiptLayout, fonts: ReceiptFonts): PDFKit.PDFDocument {
   const blocks = plan(layout, fonts);
   const total = blocks.reduce((sum, b) => sum + b.height, 0) + 2 * Margin;
   const pageHeight = Math.min(Math.ceil(total), MaxPageHeight);

@@ -25,7 +25,6 @@ export interface PriceModifier {
 
 export interface ReceiptLineItem {
   id: string;
-  sku: string;
   name: string;
   /** default, deposit, promotion, coupon, ...; default when absent. */
   type: string;
@@ -41,20 +40,17 @@ export interface ReceiptLineItem {
   couponID: string;
   /** A coupon line: whether a promotion redeemed it; undefined when the order does not say. */
   redeemed?: boolean;
-  discountRuleID: string;
   discountPercentage?: number;
   priceModifiers: PriceModifier[];
 }
 
 export interface ReceiptOrder {
   id: string;
-  state: string;
   sequenceNumber: number;
   finalizedAt: string;
-  appUserID: string;
   checkoutDeviceID: string;
   checkoutDevice: { type: string };
-  shop: { name: string; street: string; zip: string; city: string; country: string; phone: string };
+  shop: { name: string; street: string; zip: string; city: string; phone: string };
   customer: { loyaltyCard: string };
   paymentMethod: string;
   paymentResult: Json;
@@ -65,11 +61,10 @@ export interface ReceiptOrder {
   price: { price: number; tax?: Record<string, number>; taxNet?: Record<string, number>; taxPre?: Record<string, number> };
 }
 
-export function readReceiptLineItem(value: unknown): ReceiptLineItem {
+function readReceiptLineItem(value: unknown): ReceiptLineItem {
   const l = record(value);
   return {
     id: text(l.id),
-    sku: text(l.sku),
     name: text(l.name),
     type: text(l.type) || 'default',
     refersTo: text(l.refersTo),
@@ -83,7 +78,6 @@ export function readReceiptLineItem(value: unknown): ReceiptLineItem {
     units: int(l.units),
     couponID: text(l.couponID),
     redeemed: typeof l.redeemed === 'boolean' ? l.redeemed : undefined,
-    discountRuleID: text(l.discountRuleID),
     discountPercentage: decimal(l.discountPercentage),
     priceModifiers: list(l.priceModifiers).map((m) => {
       const r = record(m);
@@ -100,13 +94,11 @@ export function readReceiptOrder(doc: unknown): ReceiptOrder {
   const currency = text(o.currency);
   return {
     id: text(o.id),
-    state: text(o.state),
     sequenceNumber: int(o.sequenceNumber),
     finalizedAt: text(o.finalizedAt),
-    appUserID: text(o.appUserID),
     checkoutDeviceID: text(o.checkoutDeviceID),
     checkoutDevice: { type: text(record(o.checkoutDevice).type) },
-    shop: { name: text(shop.name), street: text(shop.street), zip: text(shop.zip), city: text(shop.city), country: text(shop.country), phone: text(shop.phone) },
+    shop: { name: text(shop.name), street: text(shop.street), zip: text(shop.zip), city: text(shop.city), phone: text(shop.phone) },
     customer: { loyaltyCard: text(record(o.customer).loyaltyCard) },
     paymentMethod: text(o.paymentMethod),
     paymentResult: record(o.paymentResult),

@@ -14,7 +14,7 @@ import {
 import { Order, Pagination } from '../../../subjects/orders.js';
 import { ShopId } from '../../../subjects/shops.js';
 import type { ServiceClient } from '../../messaging/client.js';
-import { withPage } from '../paging.js';
+import { pageOf } from '../paging.js';
 import { EmptyBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 import { inParts, jsonArray } from '../streams.js';
 
@@ -153,7 +153,6 @@ export function closingRoutes(app: ZodApp, client: ServiceClient): void {
       const offset = page * perPage;
       const first = await client.call(closings.listPart, { project, shopID, offset, limit: Math.min(ClosingsPerPart, perPage), count: true });
       const totalItems = first.totalItems ?? 0;
-      const totalPages = Math.ceil(totalItems / perPage);
       const onPage = Math.max(0, Math.min(perPage, totalItems - offset));
       const texts = (items: readonly unknown[]) => items.map((item) => JSON.stringify(item));
       const nextPart = async (after: string, remaining: number) => {
@@ -161,10 +160,8 @@ export function closingRoutes(app: ZodApp, client: ServiceClient): void {
         return { items: texts(part.closings), next: part.next };
       };
       const items = inParts({ items: texts(first.closings), next: first.next }, onPage, nextPart);
-      const self = request.url;
-      const links: Record<string, { href: string }> = { self: { href: self } };
-      if (page + 1 < totalPages) links.nextPage = { href: withPage(self, page + 1) };
-      const close = `],"pagination":${JSON.stringify({ page, perPage, totalPages, totalItems })},"links":${JSON.stringify(links)}}`;
+      const { pagination, links } = pageOf(request.url, page, perPage, totalItems);
+      const close = `],"pagination":${JSON.stringify(pagination)},"links":${JSON.stringify(links)}}`;
       return reply.type('application/json').send(Readable.from(jsonArray(items, '{"closings":[', close)) as never);
     },
   );

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Order, OrderList, orders } from '../../../subjects/orders.js';
 import { ShopId } from '../../../subjects/shops.js';
 import type { ServiceClient } from '../../messaging/client.js';
-import { withPage } from '../paging.js';
+import { pageOf } from '../paging.js';
 import { ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 import { inParts, jsonArray } from '../streams.js';
 
@@ -60,7 +60,6 @@ export function orderRoutes(app: ZodApp, client: ServiceClient): void {
       };
       const first = await client.call(orders.listPart, { ...scope, offset: page * perPage, limit: Math.min(PartSize, perPage) });
       const totalItems = first.totalItems ?? 0;
-      const totalPages = Math.ceil(totalItems / perPage);
       const onPage = Math.max(0, Math.min(perPage, totalItems - page * perPage));
 
       const nextPart = async (after: string, remaining: number) => {
@@ -68,10 +67,8 @@ export function orderRoutes(app: ZodApp, client: ServiceClient): void {
         return { items: part.orders, next: part.next };
       };
       const items = inParts({ items: first.orders, next: first.next }, onPage, nextPart);
-      const self = request.url;
-      const links: Record<string, { href: string }> = { self: { href: self } };
-      if (page + 1 < totalPages) links.nextPage = { href: withPage(self, page + 1) };
-      const close = `],"pagination":${JSON.stringify({ page, perPage, totalPages, totalItems })},"links":${JSON.stringify(links)}}`;
+      const { pagination, links } = pageOf(request.url, page, perPage, totalItems);
+      const close = `],"pagination":${JSON.stringify(pagination)},"links":${JSON.stringify(links)}}`;
       return reply.type('application/json').send(Readable.from(jsonArray(items, '{"resources":[', close)) as never);
     },
   );

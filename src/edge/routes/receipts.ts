@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AppUserId, OrderId, PurchaseHistory, receipts, type ReceiptPart } from '../../../subjects/receipts.js';
 import { AppError } from '../../errors.js';
 import type { ServiceClient } from '../../messaging/client.js';
-import { withPage } from '../paging.js';
+import { pageOf } from '../paging.js';
 import { EmptyBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 
 /**
@@ -102,13 +102,7 @@ export function receiptRoutes(app: ZodApp, client: ServiceClient): void {
       if (reader.appUserID !== undefined && reader.appUserID !== appUserID) throw AppError.forbidden("the token may read its own app user's history only");
       const { page, perPage } = request.query;
       const { orders, totalItems } = await client.call(receipts.history, { project, appUserID, offset: page * perPage, limit: perPage });
-      const totalPages = Math.ceil(totalItems / perPage);
-      const self = request.url;
-      return {
-        orders,
-        pagination: { page, perPage, totalPages, totalItems },
-        links: { self: { href: self }, ...(page + 1 < totalPages && { nextPage: { href: withPage(self, page + 1) } }) },
-      };
+      return { orders, ...pageOf(request.url, page, perPage, totalItems) };
     },
   );
 }
