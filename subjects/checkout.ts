@@ -76,8 +76,6 @@ export interface CartItem {
   price?: number | null;
   scannedCode?: string;
 }
-export type CouponCartItem = Extract<CartEntry, { kind: 'coupon' }>;
-export type VoucherCartItem = Extract<CartEntry, { kind: 'voucher' }>;
 
 export const Customer = z
   .object({ loyaltyCard: z.string().max(200).optional() })

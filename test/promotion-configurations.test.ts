@@ -1,5 +1,5 @@
 import t from 'tap';
-import { PromotionEvent } from '../subjects/promotions.js';
+import { PromotionEvent, type Group } from '../subjects/promotions.js';
 import { watchEvents } from './support/checkout.js';
 import { startTestService, TestProject } from './support/service.js';
 
@@ -344,4 +344,27 @@ t.test('concurrent creations without an id get distinct next free ids', async (t
   const answers = await Promise.all(Array.from({ length: 10 }, () => svc.request('POST', base, { token: writer, body: { ranks: [], groups: [] } })));
   t.same(answers.map((a) => a.status), answers.map(() => 201));
   t.same(answers.map((a) => a.body.id as number).sort((a, b) => a - b), Array.from({ length: 10 }, (_, i) => largest + 1 + i));
+});
+
+t.test('a list larger than a message, of configurations full of characters JSON escapes, travels in parts', async (t) => {
+  // Each character is escaped in a configuration's JSON text, and again in a list part: two of these
+  // configurations fit in a message as texts, but not as a list part carries them.
+  const quotes = '"\\'.repeat(100_000);
+  const ids: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const body = { ranks: [{ id: 'main', evaluationMode: 'applyAll' }], groups: [{ id: 'g', rules: [{ id: 'r', rankID: 'main', actions: [{ type: 'addCartDiscount', args: { value: '1', name: quotes } }] }] }] };
+    const res = await svc.request('POST', base, { token: writer, body });
+    t.equal(res.status, 201, res.status === 201 ? `configuration ${res.body.id} created` : res.text.slice(0, 300));
+    ids.push(res.body.id as number);
+  }
+  const res = await svc.request('GET', base, { token: reader });
+  t.equal(res.status, 200);
+  t.ok(res.text.length > 1024 * 1024, 'the list is larger than a message');
+  const listed: Array<{ id: number; groups: Group[] }> = res.body.configurations;
+  const all = await svc.sql<{ id: number }[]>`select id from promotion_configurations where project = ${TestProject} order by id`;
+  t.same(listed.map((c) => c.id), all.map((c) => c.id), 'every configuration, by id');
+  t.same(
+    listed.filter((c) => ids.includes(c.id)).map((c) => [c.id, c.groups[0]!.rules[0]!.actions[0]!.args!.name]),
+    ids.map((id) => [id, quotes]),
+  );
 });

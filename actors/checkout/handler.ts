@@ -4,7 +4,7 @@ import { AppError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { Sql } from '../../src/infra/postgres.js';
 import { JsonText, route, type Route } from '../../src/messaging/worker.js';
-import { checkout, checkoutProcessPath, type Cart, type SignedCheckoutInfo } from '../../subjects/checkout.js';
+import { checkout, checkoutProcessPath, type CartItem, type SignedCheckoutInfo } from '../../subjects/checkout.js';
 import { findConfiguration } from '../promotions/sql.js';
 import { CheckoutCatalogCache } from './catalog-cache.js';
 import { CatalogVersions } from './catalog-versions.js';
@@ -29,22 +29,24 @@ export function createCheckoutActor(deps: CheckoutDeps): Route[] {
   const versions = new CatalogVersions(sql);
   const pricing = { sql, log: deps.log, compiled: new CompiledConfigurations(), fulfillmentAvailable: deps.fulfillmentAvailable };
 
-  /** The cart's catalog data (with the active promotion configuration): from memory when it is current, else read (and remembered). */
-  async function checkoutData(project: string, cart: Cart): Promise<CheckoutData> {
-    const keys = cartKeys(sortCartItems(cart.items).products);
+  /** The catalog data of a cart's product items (with the active promotion configuration): from memory when it is current, else read (and remembered). */
+  async function checkoutData(project: string, shopID: string, products: readonly CartItem[]): Promise<CheckoutData> {
+    const keys = cartKeys(products);
     if (cache.enabled) {
-      const remembered = cache.lookup(project, cart.shopID, await versions.current(project), keys);
+      const remembered = cache.lookup(project, shopID, await versions.current(project), keys);
       if (remembered) return remembered;
     }
-    const read = await loadCheckoutData(sql, project, cart.shopID, keys);
-    cache.remember(project, cart.shopID, keys, read);
+    const read = await loadCheckoutData(sql, project, shopID, keys);
+    cache.remember(project, shopID, keys, read);
     return read;
   }
 
   return [
     route(checkout.info, async ({ project, ...cart }) => {
-      const data = await checkoutData(project, cart);
-      const { info } = await priceCheckout(pricing, project, cart, data, data.promotion);
+      // Sorted once: the product items name the catalog data to read, and are priced.
+      const items = sortCartItems(cart.items);
+      const data = await checkoutData(project, cart.shopID, items.products);
+      const { info } = await priceCheckout(pricing, project, cart, items, data, data.promotion);
       // The canonical text the signature covers is JSON: the reply is written around it, not serialized again.
       const { canonical, signature } = signedCheckoutInfoText(info, signingKey);
       const links = { checkoutProcess: { href: checkoutProcessPath(project) } };
@@ -52,10 +54,11 @@ export function createCheckoutActor(deps: CheckoutDeps): Route[] {
     }),
 
     route(checkout.evaluate, async ({ project, configID, ...cart }) => {
-      const [data, row] = await Promise.all([checkoutData(project, cart), findConfiguration(sql, project, configID)]);
+      const items = sortCartItems(cart.items);
+      const [data, row] = await Promise.all([checkoutData(project, cart.shopID, items.products), findConfiguration(sql, project, configID)]);
       if (!row) throw AppError.notFound(`no promotion configuration with id ${configID}`);
       const promotion = { id: row.id, version: row.version, body: { rounding: row.rounding, ranks: row.ranks, groups: row.groups } };
-      const { info, explanation } = await priceCheckout(pricing, project, cart, data, promotion);
+      const { info, explanation } = await priceCheckout(pricing, project, cart, items, data, promotion);
       return { checkoutInfo: info, rules: explanation };
     }),
   ];

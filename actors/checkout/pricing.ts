@@ -32,16 +32,18 @@ export interface PricedCheckout {
   explanation: RuleExplanation[];
 }
 
+/** `items` are the cart's items as sortCartItems sorts them (the caller sorted them for the catalog keys already). */
 export async function priceCheckout(
   deps: PricingDeps,
   project: string,
   cart: Cart,
+  items: SortedCartItems,
   data: CheckoutData,
   promotion: ActivePromotion | undefined,
 ): Promise<PricedCheckout> {
   const { shop, settings, categories, catalog } = data;
   if (!shop) throw new AppError(404, 'shop_not_found', `no shop with id ${cart.shopID}`);
-  const { products, couponItems, voucherViolations } = sortCartItems(cart.items);
+  const { products, couponItems, voucherViolations } = items;
   const at = new Date();
   const context = {
     categories,
@@ -55,19 +57,19 @@ export async function priceCheckout(
   let pricing = priceCart(products, catalog, context);
 
   // Code-only items that name no product may name a coupon.
-  const codeOnly = pricing.ok ? [] : pricing.errors.filter((e) => e.type === 'product_not_found' && isCodeOnly(products, e));
+  const codeOnly = pricing.ok ? [] : codeOnlyItems(products, pricing.errors);
   let accepted: AcceptedCoupon[] = [];
   let couponViolations: Violation[] = [];
   if (couponItems.length || codeOnly.length) {
     const appUserID = cart.appUserID ?? '';
-    const codes = [...couponItems.flatMap((i) => (i.couponID === undefined && i.scannedCode ? [i.scannedCode] : [])), ...codeOnly.map((e) => itemOf(products, e).scannedCode!)];
-    const candidates = [...couponItems, ...codeOnly.map((e) => toCouponItem(itemOf(products, e)))];
-    const found = await findCheckoutCoupons(deps.sql, project, couponItems.flatMap((i) => (i.couponID ? [i.couponID] : [])), codes, candidateKeys(candidates, appUserID));
+    const codes = [...couponItems.flatMap((i) => (i.couponID === undefined && i.scannedCode ? [i.scannedCode] : [])), ...codeOnly.map((i) => i.scannedCode)];
+    const found = await findCheckoutCoupons(deps.sql, project, couponItems.flatMap((i) => (i.couponID ? [i.couponID] : [])), codes, candidateKeys([...couponItems, ...codeOnly], appUserID));
     const couponCodes = new Set(found.flatMap((c) => c.scanned_codes));
-    const recognised = new Set(codeOnly.filter((e) => couponCodes.has(itemOf(products, e).scannedCode!)).map((e) => e.id));
-    const items = [...couponItems, ...candidates.slice(couponItems.length).filter((i) => recognised.has(i.id))];
+    // The code-only items whose code is a coupon's are coupon items, not products.
+    const recognisedItems = codeOnly.filter((i) => couponCodes.has(i.scannedCode));
+    const recognised = new Set(recognisedItems.map((i) => i.id));
     ({ accepted, violations: couponViolations } = checkCoupons(
-      items,
+      [...couponItems, ...recognisedItems.map(toCouponItem)],
       found.map((c) => ({ id: c.id, doc: c.doc, scannedCodes: c.scanned_codes, redeemedKeys: c.redeemed_keys })),
       { at, appUserID, loyaltyCard: context.loyaltyCard, channel: cart.deviceType === 'app' ? 'app' : 'sco', locale: settings.locale },
     ));
@@ -135,11 +137,17 @@ function compile(deps: PricingDeps, project: string, promotion: ActivePromotion,
   }
 }
 
+export interface SortedCartItems {
+  products: CartItem[];
+  couponItems: CouponCartItem[];
+  voucherViolations: Violation[];
+}
+
 /**
  * The product items of a cart (each with its id: the cart's, or its position), its coupon items,
  * and the violations of its deposit return vouchers (the platform redeems none).
  */
-export function sortCartItems(items: readonly CartEntry[]): { products: CartItem[]; couponItems: CouponCartItem[]; voucherViolations: Violation[] } {
+export function sortCartItems(items: readonly CartEntry[]): SortedCartItems {
   const products: CartItem[] = [];
   const couponItems: CouponCartItem[] = [];
   const voucherViolations: Violation[] = [];
@@ -152,15 +160,24 @@ export function sortCartItems(items: readonly CartEntry[]): { products: CartItem
   return { products, couponItems, voucherViolations };
 }
 
-function itemOf(products: readonly CartItem[], error: LineItemError): CartItem {
-  return products.find((p) => p.id === error.id)!;
+/** A product item with its id, that names no sku but a scanned code. */
+type CodeOnlyItem = CartItem & { id: string; scannedCode: string };
+
+/**
+ * The items behind product_not_found errors that name no sku but a scanned code (the code may be a
+ * coupon's), in the errors' order. An error is about the first product item with its id.
+ */
+function codeOnlyItems(products: readonly CartItem[], errors: readonly LineItemError[]): CodeOnlyItem[] {
+  const notFound = errors.filter((e) => e.type === 'product_not_found');
+  if (!notFound.length) return [];
+  const byId = new Map<string, CartItem>();
+  for (const p of products) if (!byId.has(p.id!)) byId.set(p.id!, p);
+  return notFound.flatMap((e) => {
+    const item = e.id === undefined ? undefined : byId.get(e.id);
+    return item && item.sku === undefined && item.scannedCode !== undefined ? [item as CodeOnlyItem] : [];
+  });
 }
 
-function isCodeOnly(products: readonly CartItem[], error: LineItemError): boolean {
-  const item = itemOf(products, error);
-  return item.sku === undefined && item.scannedCode !== undefined;
-}
-
-function toCouponItem(item: CartItem): CouponCartItem {
-  return { id: item.id!, scannedCode: item.scannedCode, amount: item.amount };
+function toCouponItem(item: CodeOnlyItem): CouponCartItem {
+  return { id: item.id, scannedCode: item.scannedCode, amount: item.amount };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../src/errors.js';
 import { inTransaction, type Sql, type TransactionSql } from '../../src/infra/postgres.js';
+import { textPage } from '../../src/messaging/text-parts.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { coupons, type CouponEvent, type CouponInput, type StoredCoupon, type StoredImage } from '../../subjects/coupons.js';
 import { eventSubject } from '../../subjects/events.js';
@@ -24,21 +25,9 @@ export function createCouponsActor(deps: { sql: Sql; eventsWritten?: () => void 
   return [
     route(coupons.list, async ({ project, after, maxBytes, ...reader }) => {
       const rows = await db.listCoupons(sql, project, after, ListRows);
-      const texts: string[] = [];
-      let bytes = 0;
-      let last: string | undefined;
-      for (const row of rows) {
-        const text = JSON.stringify(toCoupon(project, row.id, row.doc, row.locale, reader));
-        // As the reply carries it: a JSON string in an array.
-        const size = Buffer.byteLength(JSON.stringify(text)) + 1;
-        // A page holds at least one coupon (one is far below a message), and never more than a message carries.
-        if (texts.length && bytes + size > maxBytes) break;
-        texts.push(text);
-        bytes += size;
-        last = row.seq;
-      }
-      const more = texts.length < rows.length || rows.length === ListRows;
-      return { coupons: texts, next: more && last ? last : null };
+      const toText = (row: db.ReadCouponRow) => JSON.stringify(toCoupon(project, row.id, row.doc, row.locale, reader));
+      const { texts, next } = textPage(rows, ListRows, maxBytes, toText, (row) => row.seq);
+      return { coupons: texts, next };
     }),
 
     route(coupons.get, async ({ project, id, ...reader }) => {

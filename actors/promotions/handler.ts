@@ -1,6 +1,7 @@
 import { validateConfiguration } from '../../src/domain/promotions/index.js';
 import { AppError } from '../../src/errors.js';
 import { hasPgCode, inTransaction, type Sql, type TransactionSql } from '../../src/infra/postgres.js';
+import { textPage } from '../../src/messaging/text-parts.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { eventSubject } from '../../subjects/events.js';
 import { promotions, type Configuration, type ConfigurationInput, type PromotionEvent, type PromotionEventName } from '../../subjects/promotions.js';
@@ -33,18 +34,8 @@ export function createPromotionsActor(deps: PromotionsDeps): Route[] {
   return [
     route(promotions.list, async ({ project, after, maxBytes }) => {
       const rows = await db.listConfigurations(sql, project, after, ListRows);
-      const texts: string[] = [];
-      let bytes = 0;
-      for (const row of rows) {
-        const text = JSON.stringify(toConfiguration(row));
-        const size = Buffer.byteLength(text) + 3;
-        // A part holds at least one configuration, and never more than a message carries.
-        if (texts.length && bytes + size > maxBytes) break;
-        texts.push(text);
-        bytes += size;
-      }
-      const more = texts.length < rows.length || rows.length === ListRows;
-      return { configurations: texts, next: more && texts.length ? rows[texts.length - 1]!.id : null };
+      const { texts, next } = textPage(rows, ListRows, maxBytes, (row) => JSON.stringify(toConfiguration(row)), (row) => row.id);
+      return { configurations: texts, next };
     }),
 
     route(promotions.get, async ({ project, id }) => toConfiguration(found(await db.findConfiguration(sql, project, id), id))),

@@ -38,14 +38,13 @@ export interface CouponContext {
   locale: string;
 }
 
-/** A coupon item that may be used: its coupon, and the key it would be redeemed under. */
+/** A coupon item that may be used, and its coupon. */
 export interface AcceptedCoupon {
   item: CouponCartItem;
   couponID: string;
   name: string;
   /** The coupon's own code (or the scanned one): what `hasCouponCode` conditions compare. */
   code: string | undefined;
-  redemptionKey: string | undefined;
 }
 
 /** The redemption key of a coupon used by a cart item, by its redeemType; undefined: no uniqueness. */
@@ -56,7 +55,7 @@ export function redemptionKey(coupon: Pick<StoredCoupon, 'redeemType'>, item: Pi
 }
 
 /** Every key a cart's coupon items could be redeemed under, to look up in one statement. */
-export function candidateKeys(items: readonly CouponCartItem[], appUserID: string): string[] {
+export function candidateKeys(items: ReadonlyArray<Pick<CouponCartItem, 'scannedCode'>>, appUserID: string): string[] {
   const keys = new Set(items.map((i) => `code:${i.scannedCode ?? ''}`));
   if (appUserID) keys.add(`user:${appUserID}`);
   return [...keys];
@@ -90,7 +89,6 @@ export function checkCoupons(items: readonly CouponCartItem[], known: readonly K
         couponID: coupon.id,
         name: pickTranslation(doc.translations.name, [], context.locale),
         code: doc.code ?? item.scannedCode ?? doc.codes[0]?.code,
-        redemptionKey: key,
       });
     }
   }

@@ -9,7 +9,9 @@ import type { CartCoupon, CheckoutLine, PriceModifier, PromotionCart, PromotionL
  *
  * selectBest tries each candidate on the state itself and takes the trial back (`beginTrial`,
  * `rollBack`): every change goes through the functions here, which note the old value the first time
- * a trial touches it. Cheaper than copying the state per candidate: a trial touches a few lines.
+ * a trial touches it. Cheaper than copying the state per candidate: a trial touches a few lines. A
+ * trial only asks what a rule grants, so it adds no promotion lines and no price modifiers
+ * (actions.ts makes those only outside a trial): there is nothing of them to take back.
  */
 export interface WorkLine {
   readonly index: number;
@@ -60,7 +62,6 @@ interface LineBefore {
   total: number;
   remaining: number;
   discounted: boolean;
-  modifiers: PriceModifier[] | undefined;
 }
 
 interface Trial {
@@ -68,7 +69,6 @@ interface Trial {
   rates: Map<string, number>;
   granted: Map<string, number | undefined>;
   total: number;
-  promotions: number;
   redeemed: number;
   forceControl: boolean;
 }
@@ -104,7 +104,7 @@ export function initialState(cart: PromotionCart): EngineState {
 }
 
 export function beginTrial(s: EngineState): void {
-  s.trial = { lines: [], rates: new Map(), granted: new Map(), total: s.total, promotions: s.promotions.length, redeemed: s.redeemed.length, forceControl: s.forceControl };
+  s.trial = { lines: [], rates: new Map(), granted: new Map(), total: s.total, redeemed: s.redeemed.length, forceControl: s.forceControl };
 }
 
 /** Takes back everything since beginTrial. */
@@ -117,7 +117,6 @@ export function rollBack(s: EngineState): void {
     line.total = b.total;
     line.remaining = b.remaining;
     line.discounted = b.discounted;
-    line.modifiers = b.modifiers;
   }
   for (const [rate, value] of t.rates) s.rates.set(rate, value);
   for (const [rule, value] of t.granted) {
@@ -125,7 +124,6 @@ export function rollBack(s: EngineState): void {
     else s.granted.set(rule, value);
   }
   s.total = t.total;
-  if (s.promotions.length !== t.promotions) s.promotions.length = t.promotions;
   if (s.redeemed.length !== t.redeemed) s.redeemed.length = t.redeemed;
   s.forceControl = t.forceControl;
   s.trial = null;
@@ -135,7 +133,7 @@ export function rollBack(s: EngineState): void {
 export function touchLine(s: EngineState, line: WorkLine): void {
   const t = s.trial;
   if (!t || t.lines.some((b) => b.line === line)) return;
-  t.lines.push({ line, price: line.price, total: line.total, remaining: line.remaining, discounted: line.discounted, modifiers: line.modifiers });
+  t.lines.push({ line, price: line.price, total: line.total, remaining: line.remaining, discounted: line.discounted });
 }
 
 /** Takes `amount` off a line's rate (and the total); the caller has capped it. */
