@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AppError } from '../../src/errors.js';
 import type { Sql } from '../../src/infra/postgres.js';
-import { startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
+import { readJob, startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
 import { createMailboxes } from '../../src/messaging/mailbox.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { closings, closingWorkSubject, ClosingWork } from '../../subjects/closings.js';
@@ -29,7 +29,6 @@ export interface ClosingSequenceActor {
   startConsumer(): Promise<JobConsumer>;
 }
 
-const utf8 = new TextDecoder();
 const JobIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -44,14 +43,8 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
   const mailboxes = createMailboxes();
 
   const work = async (job: Job): Promise<JobOutcome> => {
-    let parsed: ClosingWork;
-    try {
-      parsed = ClosingWork.parse(JSON.parse(utf8.decode(job.data)));
-    } catch (err) {
-      // A malformed job never becomes a good one: drop it, loudly.
-      log.error({ err, subject: job.subject }, 'closing work that cannot be read was dropped');
-      return { kind: 'done' };
-    }
+    const parsed = readJob(ClosingWork, job, log, 'closing work');
+    if (!parsed) return { kind: 'done' };
     return mailboxes.run(`${parsed.project}/${parsed.shopID}`, async () => {
       let closed: ClosedShop | null;
       try {

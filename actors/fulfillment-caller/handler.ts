@@ -1,8 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { tryParseJson } from '../../src/json.js';
 import type { Logger } from '../../src/logger.js';
 import type { ServiceClient } from '../../src/messaging/client.js';
-import { startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
+import { readJob, startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
 import { FulfillmentJob, fulfillmentPath, fulfillments, type CallOutcome } from '../../subjects/fulfillments.js';
 import { jobFilter } from '../../subjects/jobs.js';
 import { callService, type ServiceConfig } from './service.js';
@@ -33,12 +32,9 @@ export function startFulfillmentCaller(deps: FulfillmentCallerDeps): Promise<Job
   const spec = { durable: 'fulfillment-caller', filter: jobFilter('fulfillment'), retryScheduleMs: deps.retryScheduleMs, maxAttempts: deps.maxAttempts, concurrency: deps.concurrency };
 
   const handle = async (job: Job): Promise<JobOutcome> => {
-    const parsed = FulfillmentJob.safeParse(tryParseJson(new TextDecoder().decode(job.data)));
-    if (!parsed.success) {
-      log.error({ subject: job.subject }, 'fulfillment job cannot be read; dropped');
-      return { kind: 'done' };
-    }
-    const { project, processID, fulfillmentID, call, shopID, lineItems, serviceID } = parsed.data;
+    const parsed = readJob(FulfillmentJob, job, log, 'fulfillment job');
+    if (!parsed) return { kind: 'done' };
+    const { project, processID, fulfillmentID, call, shopID, lineItems, serviceID } = parsed;
     const address = { project, processID, fulfillmentID, call };
     const record = (outcome: CallOutcome) => client.call(fulfillments.answered, { ...address, outcome });
 

@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
-import { startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
+import { readJob, startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
 import { ReceiptJob, ReceiptJobFilter } from '../../subjects/receipts.js';
 import type { ReceiptMaker } from './maker.js';
 import * as db from './sql.js';
@@ -23,19 +23,11 @@ export interface ReceiptJobDeps {
   maxAttempts?: number;
 }
 
-const utf8 = new TextDecoder();
-
 export function startReceiptJobs(deps: ReceiptJobDeps): Promise<JobConsumer> {
   const { sql, log, maker } = deps;
   const work = async (job: Job): Promise<JobOutcome> => {
-    let parsed: ReceiptJob;
-    try {
-      parsed = ReceiptJob.parse(JSON.parse(utf8.decode(job.data)));
-    } catch (err) {
-      // A malformed job never becomes a good one: drop it, loudly.
-      log.error({ err, subject: job.subject }, 'receipt job that cannot be read was dropped');
-      return { kind: 'done' };
-    }
+    const parsed = readJob(ReceiptJob, job, log, 'receipt job');
+    if (!parsed) return { kind: 'done' };
     const { project, orderID } = parsed;
     try {
       const order = await db.orderWithoutReceipt(sql, project, orderID);

@@ -2,6 +2,8 @@ import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstre
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { z } from 'zod';
+import { tryParseJson } from '../json.js';
 import type { Logger } from '../logger.js';
 import { JobStream } from '../../subjects/jobs.js';
 
@@ -29,6 +31,19 @@ export interface Job {
   lastAttempt: boolean;
   /** The Nats-Msg-Id it was published with (the outbox row's id or its msg_id). */
   msgId: string;
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * A job's payload read with its schema, or undefined when it cannot be read: such a job never
+ * becomes a good one, so its handler drops it (done), and this says so at error level.
+ */
+export function readJob<T extends z.ZodType>(schema: T, job: Job, log: Logger, what: string): z.output<T> | undefined {
+  const parsed = schema.safeParse(tryParseJson(utf8.decode(job.data)));
+  if (parsed.success) return parsed.data;
+  log.error({ subject: job.subject, issues: parsed.error.issues }, `${what} that cannot be read was dropped`);
+  return undefined;
 }
 
 export interface JobConsumerSpec {
