@@ -67,7 +67,7 @@ export async function provisionInfrastructure(t: Test): Promise<TestInfrastructu
     await nats.stop();
     await database.drop();
     await rm(dataDir, { recursive: true, force: true });
-    if (leaked > 0) throw new Error(`${leaked} NATS connection(s) were still open after the service stopped`);
+    if (leaked.length > 0) throw new Error(`NATS connection(s) still open after the service stopped: ${leaked.join(', ')}`);
   });
   return { databaseUrl: database.url, natsUrl: nats.url, dataDir };
 }
@@ -120,14 +120,19 @@ export async function startTestService(t: Test, options: TestServiceOptions = {}
   };
 }
 
-/** Client connections the server still holds; it may take a moment to notice a closed socket. */
-async function openNatsConnections(monitorPort: number): Promise<number> {
-  let open = 0;
-  for (let attempt = 0; attempt < 40; attempt++) {
+/**
+ * The names of the client connections the server still holds. It may take a moment to notice a
+ * closed socket, longer on a loaded machine (the whole suite runs three files at a time on two
+ * cores), so it is asked for up to 10 s.
+ */
+async function openNatsConnections(monitorPort: number): Promise<string[]> {
+  let open: string[] = [];
+  for (let attempt = 0; attempt < 100; attempt++) {
     const response = await fetch(`http://127.0.0.1:${monitorPort}/connz`);
-    open = ((await response.json()) as { num_connections: number }).num_connections;
-    if (open === 0) return 0;
-    await setTimeout(50);
+    const connz = (await response.json()) as { connections?: Array<{ name?: string; cid: number }> };
+    open = (connz.connections ?? []).map((c) => c.name ?? `cid ${c.cid}`);
+    if (open.length === 0) return open;
+    await setTimeout(100);
   }
   return open;
 }
