@@ -5,8 +5,8 @@ import { runBuilt } from './support/process.js';
 import { startMoreWorkers, startTestService, TestCheckoutSecret, TestProject, TestSecret } from './support/service.js';
 
 /**
- * The worker that made a delivery call is killed (SIGKILL) right after the service answered, before
- * it recorded the answer and acked the job: another worker takes the job over, and the delivery is
+ * The worker that made a delivery call is killed (SIGKILL) once the service made the delivery, before
+ * it could record the answer and ack the job: another worker takes the job over, and the delivery is
  * in effect once (the service saw the same Idempotency-Key, or nothing more at all). The killed
  * worker is the built service in a child process (run `npm run build` first).
  */
@@ -57,8 +57,9 @@ t.test('delivers once when the calling worker dies between the service\'s answer
       ? {
           status: 201,
           body: { state: 'processed' },
-          after: () => {
+          beforeAnswer: async () => {
             killed = caller.child.kill('SIGKILL');
+            await caller.exited;
           },
         }
       : undefined,
@@ -66,8 +67,7 @@ t.test('delivers once when the calling worker dies between the service\'s answer
   t.equal((await svc.request('PATCH', `${p}/checkout/process/${created.id}`, { token: app, body: { paymentState: 'successful' } })).status, 200);
   await service.waitFor(() => killed);
   await caller.exited;
-  t.ok(killed, 'the worker was killed right after the service answered');
-  await sleep(300);
+  t.ok(killed, 'the worker was killed once the service had made the delivery, before it could record the answer');
   t.equal((await svc.request('GET', `${p}/fulfillments/${id}`, { token: reader })).body.state, 'allocated', 'the answer was not recorded by the dead worker');
 
   // A new worker side with callers takes the job over once its ack wait has passed.

@@ -25,8 +25,12 @@ export interface Answer {
   headers?: Record<string, string>;
   /** Wait this long before answering (the platform's timeout may have given up by then). */
   delayMs?: number;
-  /** Called after the answer went out (a test can kill the caller there). */
-  after?: () => void | Promise<void>;
+  /**
+   * Called once the service has applied the call, before the answer goes out: a test kills the
+   * caller there, which then dies between the service's effect and recording its answer (killed
+   * after the answer went out, a quick caller could record it first).
+   */
+  beforeAnswer?: () => void | Promise<void>;
 }
 
 export type Behaviour = (call: ServiceCall) => Answer | undefined | Promise<Answer | undefined>;
@@ -76,10 +80,10 @@ export async function startFulfillmentService(t: Test): Promise<FulfillmentServi
         const answer = (await behaviour(call)) ?? standard(applied.get(key) ?? call);
         if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
         if (answer.status >= 200 && answer.status < 300 && !applied.has(key)) applied.set(key, call);
+        await answer.beforeAnswer?.();
         if (res.destroyed) return;
         res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
         res.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
-        await answer.after?.();
       })();
     });
   });
