@@ -177,11 +177,12 @@ t.test('creates a process with the client\'s id idempotently (PUT)', async (t) =
 
 t.test('answers a repeated PUT with its process also once the checkout info expired', async (t) => {
   const id = clientId();
-  const nearlyOld = await resigned((i) => (i.createdAt = new Date(Date.now() - TtlMs + 1000).toISOString()));
+  // Valid for 3 more seconds (room for a busy machine), then expired.
+  const nearlyOld = await resigned((i) => (i.createdAt = new Date(Date.now() - TtlMs + 3000).toISOString()));
   const body = { signedCheckoutInfo: nearlyOld, paymentMethod: 'cash' };
   const first = await put(id, body);
   t.equal(first.status, 201);
-  await setTimeout(1200);
+  await setTimeout(3200);
   const expired = await create(body);
   t.equal(expired.body.type, 'checkout_info_expired', 'the info is too old for a new process now');
   const again = await put(id, body);

@@ -116,8 +116,9 @@ export async function startJobConsumer(
   const consumer = await jetstream(nc).consumers.get(JobStream.name, spec.durable);
   const concurrency = spec.concurrency ?? 16;
   const messages = await consumer.consume({ max_messages: concurrency });
-  // A job in progress is reported well within the shortest time the server waits for its ack.
-  const heartbeatMs = Math.max(100, Math.floor(Math.min(...spec.retryScheduleMs, 30_000) / 2));
+  // A job in progress is reported three times within the shortest time the server waits for its
+  // ack, so that a process stalled for a moment (a busy machine, a long GC) keeps its job.
+  const heartbeatMs = Math.max(50, Math.floor(Math.min(...spec.retryScheduleMs, 30_000) / 3));
   const running = new Set<Promise<void>>();
   const load = spec.yieldAboveBusyShare === undefined ? undefined : watchEventLoop();
   let stopping = false;
