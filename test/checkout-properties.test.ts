@@ -3,9 +3,10 @@ import t from 'tap';
 import { priceCart, type Catalog, type CatalogEntry, type CartContext } from '../src/domain/cart.js';
 import type { PriceV2 } from '../src/domain/pricing.js';
 import canonicalize from 'canonicalize';
-import { canonicalCheckoutInfo, signCheckoutInfo, verifyCheckoutInfo } from '../src/domain/signature.js';
+import { canonicalCheckoutInfo, inCanonicalOrder, signCheckoutInfo, verifyCheckoutInfo } from '../src/domain/signature.js';
 import { taxIncluded } from '../src/domain/tax.js';
-import type { CartItem, CheckoutInfo, LineItem } from '../subjects/checkout.js';
+import { LineItem, type CartItem, type CheckoutInfo } from '../subjects/checkout.js';
+import { PriceModifier } from '../subjects/promotions.js';
 import { Product } from '../subjects/products.js';
 
 /**
@@ -200,10 +201,38 @@ function changeLine(info: CheckoutInfo, edit: (line: LineItem) => void): boolean
 }
 
 
+t.test('line items are written with every member of the schema, in canonical order', async (t) => {
+  const line = Object.fromEntries(Object.keys(LineItem.shape).map((key) => [key, key === 'priceModifiers' ? [Object.fromEntries(Object.keys(PriceModifier.shape).map((k) => [k, k]))] : key]));
+  const ordered = inCanonicalOrder(line as unknown as LineItem);
+  t.same(Object.keys(ordered), Object.keys(LineItem.shape).sort());
+  t.same(Object.keys(ordered.priceModifiers![0]!), Object.keys(PriceModifier.shape).sort());
+  t.same(ordered, line, 'every value kept');
+});
+
+/** A promotion line as the engine writes them, with random discount fields and price modifiers. */
+const promotionLine = (texts: fc.Arbitrary<string>) =>
+  fc.record(
+    {
+      discountRuleID: texts,
+      discountID: texts,
+      couponID: texts,
+      discountType: fc.constantFrom('absolute' as const, 'percentage' as const),
+      discountValue: fc.integer({ min: 0, max: 100_000 }),
+      discountPercentage: fc.double({ min: 0, max: 100, noNaN: true }),
+      priceModifiers: fc.array(
+        fc.record({ name: texts, method: fc.constant('promotion' as const), action: fc.constant('modify' as const), price: fc.integer({ min: 0, max: 50_000 }), percentage: fc.double({ min: 0, max: 100, noNaN: true }), ruleID: texts }, { requiredKeys: ['name', 'method', 'action', 'price', 'ruleID'] }),
+        { maxLength: 2 },
+      ),
+      redeemed: fc.boolean(),
+      fulfillmentType: texts,
+    },
+    { requiredKeys: [] },
+  );
+
 t.test('the canonical text of a checkout info is exactly what the canonicalize package writes', async () => {
   const texts = fc.string({ unit: 'grapheme', maxLength: 12 });
   fc.assert(
-    fc.property(scenario, texts, texts, fc.dictionary(texts, fc.oneof(texts, fc.integer(), fc.boolean(), fc.constant(null))), ({ catalog, items, loyaltyCard }, name, session, customer) => {
+    fc.property(scenario, texts, texts, fc.dictionary(texts, fc.oneof(texts, fc.integer(), fc.boolean(), fc.constant(null))), fc.array(promotionLine(texts), { maxLength: 4 }), ({ catalog, items, loyaltyCard }, name, session, customer, promotions) => {
       const result = priceCart(items, catalog, context(loyaltyCard));
       if (!result.ok) return false;
       const info: CheckoutInfo = {
@@ -211,7 +240,7 @@ t.test('the canonical text of a checkout info is exactly what the canonicalize p
         shop: { externalId: name, name, email: '', phone: '+49', street: session, zip: '1', city: 'Köln', state: '', country: 'DE' },
         customer: { ...customer, loyaltyCard: name }, createdAt: new Date().toISOString(), availableMethods: ['cash', name],
         paymentMethods: [{ id: 'cash' }, { id: name, acceptedOriginTypes: [session, 'iban'] }],
-        lineItems: result.lineItems.map((l) => ({ ...l, name: `${l.name} ${name}`, refersTo: l.refersTo })), price: result.price, currency: 'EUR',
+        lineItems: result.lineItems.map((l, i) => ({ ...l, name: `${l.name} ${name}`, refersTo: l.refersTo, ...promotions[i] })), price: result.price, currency: 'EUR',
         requiredInformation: [{ id: 'taxation', value: name }, { id: session }],
         violations: [{ type: 'coupon_invalid', message: name, refersTo: session }, { type: 'invalid_line_item', message: session }],
       };
@@ -219,4 +248,20 @@ t.test('the canonical text of a checkout info is exactly what the canonicalize p
     }),
     { numRuns: 1500 },
   );
+});
+
+t.test('what has no canonical form is refused, as canonicalize refuses it', async (t) => {
+  const line: LineItem = { id: '1', type: 'default', refersTo: null, sku: 'a', amount: 1, weight: 0, units: 0, price: 100, priceOrigin: 'master', totalPrice: 100, name: 'A', taxRate: '19', scannedCode: '', saleRestriction: '' };
+  const info = (l: LineItem): CheckoutInfo => ({
+    session: '', clientID: '', appUserID: '', shopID: 'shop', project: 'p',
+    shop: { externalId: '', name: 'Shop', email: '', phone: '', street: '', zip: '', city: '', state: '', country: '' },
+    customer: {}, createdAt: new Date().toISOString(), availableMethods: ['cash'], paymentMethods: [{ id: 'cash' }], lineItems: [l],
+    price: { tax: {}, taxNet: {}, taxPre: {}, netPrice: 0, price: 0 }, currency: 'EUR', requiredInformation: [], violations: [],
+  });
+  t.throws(() => canonicalCheckoutInfo(info({ ...line, name: 'A \ud800' })), 'a lone surrogate');
+  t.throws(() => canonicalCheckoutInfo(info({ ...line, price: Number.NaN })), 'a price that is not a number');
+  t.throws(() => canonicalCheckoutInfo(info({ ...line, priceModifiers: [{ name: 'x', method: 'promotion', action: 'modify', price: Number.POSITIVE_INFINITY, ruleID: 'r' }] })), 'an infinite modified price');
+  // One info for both sides: each info() call stamps its own createdAt.
+  const escaped = info({ ...line, name: 'A \u0001 \\ud800' });
+  t.equal(canonicalCheckoutInfo(escaped), canonicalize(escaped), 'a control character and a written backslash-u are text');
 });

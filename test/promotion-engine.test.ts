@@ -19,7 +19,7 @@ const lines: CheckoutLine[] = [
 const base = cart(lines);
 
 function apply(config: ConfigurationBody, c: PromotionCart = base): PromotionResult {
-  return applyPromotions(c, compileConfiguration(config, 'EUR'));
+  return applyPromotions(c, compileConfiguration(config, 'EUR'), { explain: true });
 }
 
 /** 0.10 off every selected unit. */
@@ -83,6 +83,22 @@ t.test('isExclusiveForLineItem leaves out lines an earlier rule discounted', asy
     ],
     'a price change counts as a discount too: nothing is left for the last rule',
   );
+});
+
+t.test('hasSKU after isExclusiveForLineItem picks its SKUs among the lines left', async (t) => {
+  const milkFirst = rule('milk', sku('MILK'), [tenCentsEach]);
+  const after = (id: string, skus: string) => rule(id, { type: 'and', children: [{ type: 'isExclusiveForLineItem' }, { type: 'hasSKU', args: { oneOf: skus } }] }, [tenCentsEach]);
+  const rows: Array<[string, Array<[string | null, number]>]> = [
+    ['COFFEE,MILK,BREAD', [['c', -20], ['m', -10], ['b', -30]]],
+    ['COFFEE', [['c', -20], ['m', -10]]],
+    ['BREAD,MILK', [['m', -10], ['b', -30]]],
+    ['MILK', [['m', -10]]],
+  ];
+  for (const [skus, expected] of rows) {
+    const result = apply(configuration([milkFirst, after('after', skus)]));
+    t.same(discounts(result), expected, `hasSKU ${skus} once the milk is discounted`);
+    t.equal(result.explanation[1]?.conditionHeld, skus !== 'MILK', `hasSKU ${skus}: explained`);
+  }
 });
 
 t.test('grantedDiscountGreaterThanOrEqual sums what the named rules granted so far', async (t) => {
@@ -206,6 +222,21 @@ t.test('coupons are redeemed through the actions, each once', async (t) => {
 t.test('addForceControl asks for a supervisor', async (t) => {
   t.equal(apply(configuration([rule('r1', sku('COFFEE'), [{ type: 'addForceControl' }])])).forceControl, true);
   t.equal(apply(configuration([rule('r1', sku('TEA'), [{ type: 'addForceControl' }])])).forceControl, false);
+});
+
+t.test('selectBest unexplained passes over only candidates that cannot win', async (t) => {
+  // 2 units worth 1.00 and 1.01: 0.10 off each grants 0.20; 10 % rounded up grants 0.21 (10 % of 2.01),
+  // one more than 10 % of the cheaper unit taken twice.
+  const uneven = cart([line('u', 'UNEVEN', 2, 100, '19', { totalPrice: 201 })]);
+  const rules = [
+    rule('ten-cents', undefined, [{ type: 'addLineItemDiscount', args: { absolute: 'true', value: '0.10', isMultiusable: 'true' } }], 'best'),
+    rule('ten-percent', undefined, [{ type: 'addLineItemDiscount', args: { value: '10', isMultiusable: 'true' } }], 'best'),
+    rule('also-ten-percent', undefined, [{ type: 'addLineItemDiscount', args: { value: '10', isMultiusable: 'true' } }], 'best'),
+  ];
+  const config = configuration(rules, { rounding: { mode: 'up', precision: 0 }, ranks: [{ id: 'best', evaluationMode: 'selectBest' }] });
+  const result = applyPromotions(uneven, compileConfiguration(config, 'EUR'));
+  t.same(discounts(result), [['u', -21]], 'the largest discount');
+  t.equal(result.lineItems[1]?.discountRuleID, 'ten-percent', 'of two equal ones, the first');
 });
 
 t.test('ranks: applyAll stacks, selectBest applies only the best, ranks in their order', async (t) => {

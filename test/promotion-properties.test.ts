@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { applyPromotions, compileConfiguration, type CartCoupon, type CheckoutLine, type PromotionCart, type PromotionResult } from '../src/domain/promotions/index.js';
+import { roundDiscount, splitProportionally } from '../src/domain/promotions/rounding.js';
+import { initialState } from '../src/domain/promotions/state.js';
 import { taxIncluded } from '../src/domain/tax.js';
-import type { Action, Condition, ConfigurationBody, Group, Rule } from '../subjects/promotions.js';
+import type { Action, Condition, ConfigurationBody, Group, Rounding, Rule } from '../subjects/promotions.js';
 import { At, line } from './support/promotions.js';
 
 /**
@@ -115,7 +117,7 @@ const configArb = fc
     };
   });
 
-const apply = (config: ConfigurationBody, cart: PromotionCart): PromotionResult => applyPromotions(cart, compileConfiguration(config, 'EUR'));
+const apply = (config: ConfigurationBody, cart: PromotionCart): PromotionResult => applyPromotions(cart, compileConfiguration(config, 'EUR'), { explain: true });
 const sum = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
 
 t.test('a discount never raises the total and never takes a line, a rate or the cart below zero', async (t) => {
@@ -200,12 +202,14 @@ t.test('promotion lines follow the line they discount; cart discounts come last'
   t.pass();
 });
 
+/** Every rule in one selectBest rank. */
+const single = configArb.map((config): ConfigurationBody => ({
+  ...config,
+  ranks: [{ id: 'best', evaluationMode: 'selectBest' }],
+  groups: config.groups.map((g) => ({ ...g, rules: g.rules.map((r) => ({ ...r, rankID: 'best' })) })),
+}));
+
 t.test('selectBest never grants less than any single rule of its rank would alone', async (t) => {
-  const single = configArb.map((config): ConfigurationBody => ({
-    ...config,
-    ranks: [{ id: 'best', evaluationMode: 'selectBest' }],
-    groups: config.groups.map((g) => ({ ...g, rules: g.rules.map((r) => ({ ...r, rankID: 'best' })) })),
-  }));
   fc.assert(
     fc.property(cartArb, single, (cart, config) => {
       const best = apply(config, cart).totalDiscount;
@@ -229,18 +233,116 @@ t.test('selectBest never grants less than any single rule of its rank would alon
   t.pass();
 });
 
-t.test('the same cart and configuration give the same answer, and the input is not changed', async (t) => {
+t.test('the same cart and configuration give the same answer, explained or not, and the input is not changed', async (t) => {
   fc.assert(
     fc.property(cartArb, configArb, (cart, config) => {
       const copy = structuredClone(cart);
       const compiled = compileConfiguration(config, 'EUR');
-      const first = applyPromotions(cart, compiled);
-      const second = applyPromotions(cart, compiled);
-      const recompiled = applyPromotions(cart, compileConfiguration(structuredClone(config), 'EUR'));
+      const first = applyPromotions(cart, compiled, { explain: true });
+      const second = applyPromotions(cart, compiled, { explain: true });
+      const recompiled = applyPromotions(cart, compileConfiguration(structuredClone(config), 'EUR'), { explain: true });
       if (JSON.stringify(first) !== JSON.stringify(second) || JSON.stringify(first) !== JSON.stringify(recompiled)) throw new Error('two answers');
+      // The checkout info's path asks for no explanation: everything else is the same.
+      const unexplained = applyPromotions(cart, compiled);
+      if (unexplained.explanation.length || JSON.stringify({ ...first, explanation: [] }) !== JSON.stringify(unexplained)) throw new Error('explaining changed the answer');
       if (JSON.stringify(cart) !== JSON.stringify(copy)) throw new Error('the cart changed');
     }),
     { numRuns: runs },
+  );
+  t.pass();
+});
+
+t.test('selectBest skips only candidates that cannot win: the same answer as when every one is tried', async (t) => {
+  let skipped = 0;
+  fc.assert(
+    fc.property(cartArb, single, (cart, config) => {
+      const compiled = compileConfiguration(config, 'EUR');
+      // Explained, every candidate is tried (its explanation says what it would grant).
+      const everyOne = applyPromotions(cart, compiled, { explain: true });
+      const answer = applyPromotions(cart, compiled);
+      if (JSON.stringify({ ...everyOne, explanation: [] }) !== JSON.stringify(answer)) throw new Error('skipping a candidate changed the answer');
+      const best = Math.max(0, ...everyOne.explanation.map((e) => e.granted));
+      skipped += everyOne.explanation.filter((e) => e.skippedReason === 'not_best' && (e.wouldGrant ?? 0) < best).length;
+    }),
+    { numRuns: runs },
+  );
+  // The property is only worth something when candidates that lose are many.
+  t.ok(skipped > runs / 4, `${skipped} losing candidates`);
+});
+
+t.test("a rule's bound is never less than what it grants, on its selection and on every line it might select", async (t) => {
+  // Lines whose totals are not a multiple of their amounts (their units differ by a subunit), as after earlier discounts.
+  const unevenCarts = fc.tuple(cartArb, fc.array(fc.integer({ min: 0, max: 7 }), { minLength: 12, maxLength: 12 })).map(([cart, cuts]) => ({
+    ...cart,
+    lineItems: cart.lineItems.map((l, i) => (l.type === 'default' && l.amount > 1 && l.totalPrice > cuts[i]! ? { ...l, totalPrice: l.totalPrice - cuts[i]! } : l)),
+  }));
+  let granting = 0;
+  fc.assert(
+    fc.property(unevenCarts, configArb, (cart, config) => {
+      for (const group of config.groups) {
+        for (const rule of group.rules) {
+          // The rule alone applies (the others, which its condition may name, never hold): it sees the cart as it came.
+          const alone: ConfigurationBody = {
+            ...config,
+            ranks: [{ id: 'only', evaluationMode: 'applyAll' }],
+            groups: [{ id: 'g', rules: config.groups.flatMap((g) => g.rules).map((r) => (r === rule ? { ...r, rankID: 'only' } : { ...r, rankID: 'only', condition: { type: 'hasSKU', args: { equals: 'NONE' } } })) }],
+          };
+          const compiled = compileConfiguration(alone, 'EUR');
+          const granted = applyPromotions(cart, compiled).totalDiscount;
+          const compiledRule = compiled.ranks[0]!.rules.find((r) => r.id === rule.id)!;
+          const s = initialState(cart, compiled);
+          const selection = compiledRule.condition === null ? s.facts.discountable : compiledRule.condition(s, s.facts.discountable);
+          if (!selection) continue;
+          const candidates = compiledRule.neededSkuLines === null ? s.facts.discountable : s.facts.skuMatches[compiledRule.neededSkuLines]!;
+          if (compiledRule.bound(s, selection) < granted) throw new Error(`rule ${rule.id} grants ${granted}, above its bound ${compiledRule.bound(s, selection)}`);
+          if (compiledRule.bound(s, candidates) < compiledRule.bound(s, selection)) throw new Error(`rule ${rule.id}: the bound on the lines it might select is below the bound on its selection`);
+          if (granted > 0) granting++;
+        }
+      }
+    }),
+    { numRuns: runs },
+  );
+  t.ok(granting > runs, `${granting} rules that granted something`);
+});
+
+t.test('a rule skipped for SKUs its cart lacks is one whose condition does not hold', async (t) => {
+  fc.assert(
+    fc.property(cartArb, configArb, (cart, config) => {
+      const compiled = compileConfiguration(config, 'EUR');
+      // The same configuration with every rule evaluated.
+      const evaluated = { ...compiled, ranks: compiled.ranks.map((rank) => ({ ...rank, rules: rank.rules.map((rule) => ({ ...rule, neededSkuLines: null })) })) };
+      if (JSON.stringify(applyPromotions(cart, compiled, { explain: true })) !== JSON.stringify(applyPromotions(cart, evaluated, { explain: true }))) throw new Error('skipping changed the answer');
+    }),
+    { numRuns: runs },
+  );
+  t.pass();
+});
+
+t.test('discounts computed in doubles are those computed in BigInt', async (t) => {
+  const modes = fc.constantFrom<Rounding['mode']>('up', 'down', 'halfUp', 'halfEven');
+  fc.assert(
+    fc.property(fc.maxSafeNat(), fc.integer({ min: 1, max: 100_000_000 }), modes, fc.integer({ min: 0, max: 4 }), (numerator, denominator, mode, precision) => {
+      const rounding = { mode, precision };
+      return roundDiscount(numerator, denominator, rounding) === roundDiscount(BigInt(numerator), denominator, rounding);
+    }),
+    { numRuns: 3000 },
+  );
+  // Largest remainder in BigInt, as the shares were split before doubles.
+  const reference = (total: number, weights: number[]): number[] => {
+    const sum = BigInt(weights.reduce((a, w) => a + w, 0));
+    if (sum <= 0n || total <= 0) return weights.map(() => 0);
+    const parts = weights.map((w, i) => ({ i, share: Number((BigInt(total) * BigInt(w)) / sum), r: (BigInt(total) * BigInt(w)) % sum }));
+    const shares = parts.map((p) => p.share);
+    let left = total - shares.reduce((a, x) => a + x, 0);
+    for (const { i } of [...parts].sort((a, b) => (a.r === b.r ? a.i - b.i : a.r > b.r ? -1 : 1))) if (left-- > 0) shares[i]! += 1;
+    return shares;
+  };
+  fc.assert(
+    fc.property(fc.oneof(fc.integer({ min: 0, max: 1_000_000 }), fc.maxSafeNat()), fc.array(fc.oneof(fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 0, max: 2 ** 40 })), { maxLength: 5 }), (total, weights) => {
+      const shares = splitProportionally(total, weights);
+      return JSON.stringify(shares) === JSON.stringify(reference(total, weights));
+    }),
+    { numRuns: 3000 },
   );
   t.pass();
 });

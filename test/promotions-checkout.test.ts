@@ -59,7 +59,7 @@ t.test('prices without promotions while no configuration is active', async (t) =
 });
 
 t.test('applies a line discount, a percentage, a cart discount split over the rates, and a modified price', async (t) => {
-  await activate([
+  const configured = await activate([
     rule('coffee-off', sku('COFFEE'), [{ type: 'addLineItemDiscount', args: { absolute: 'true', value: '0.50', isMultiusable: 'true', name: '50 Cent auf Kaffee' } }]),
     rule('wine-pct', sku('WINE'), [{ type: 'addLineItemDiscount', args: { value: '10', name: '10 % auf Wein' } }]),
     rule('cart', { type: 'totalGreaterThanOrEqual', args: { value: '5' } }, [{ type: 'addCartDiscount', args: { absolute: 'true', value: '1', name: '1 € ab 5 €' } }]),
@@ -73,6 +73,8 @@ t.test('applies a line discount, a percentage, a cart discount split over the ra
   t.equal(cartLines.reduce((s: number, l: any) => s + l.totalPrice, 0), -100, 'split over the rates');
   t.same(cartLines.map((l: any) => l.taxRate).sort(), ['19', '7']);
   t.notOk(promotions.some((l: any) => l.refersTo === 'b'), 'BOOK is not discountable: no line discount');
+  t.ok(promotions.every((l: any) => l.discountID === `${configured}/${l.discountRuleID}`), 'each names its discount: configuration and rule');
+  t.notOk(promotions.some((l: any) => 'weightUnit' in l || 'referenceUnit' in l), 'no empty units (the iOS SDK refuses an empty weightUnit)');
   t.equal(checkoutInfo.price.price, 2400 - 150 - 80 - 100);
   balanced(t, checkoutInfo);
 

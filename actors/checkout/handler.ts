@@ -1,5 +1,5 @@
 import { CompiledConfigurations } from '../../src/domain/promotions/index.js';
-import { signedCheckoutInfoText } from '../../src/domain/signature.js';
+import { signedCheckoutInfo } from '../../src/domain/signature.js';
 import { AppError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { Sql } from '../../src/infra/postgres.js';
@@ -21,6 +21,8 @@ export interface CheckoutDeps {
   /** Whether a fulfillment service is configured (FULFILLMENT_URL): products with a fulfillmentType need one. */
   fulfillmentAvailable: boolean;
 }
+
+const ReplyStart = Buffer.from('{"checkoutInfo":');
 
 /** The checkout workers: price a cart into a signed checkout info (pricing.ts), or evaluate a promotion configuration with it. */
 export function createCheckoutActor(deps: CheckoutDeps): Route[] {
@@ -47,10 +49,11 @@ export function createCheckoutActor(deps: CheckoutDeps): Route[] {
       const items = sortCartItems(cart.items);
       const data = await checkoutData(project, cart.shopID, items.products);
       const { info } = await priceCheckout(pricing, project, cart, items, data, data.promotion);
-      // The canonical text the signature covers is JSON: the reply is written around it, not serialized again.
-      const { canonical, signature } = signedCheckoutInfoText(info, signingKey);
+      // The canonical JSON the signature covers is the reply's checkoutInfo: the reply is written around its bytes.
+      const { canonical, signature } = signedCheckoutInfo(info, signingKey);
       const links = { checkoutProcess: { href: checkoutProcessPath(project) } };
-      return new JsonText<SignedCheckoutInfo>(`{"checkoutInfo":${canonical},"signature":${JSON.stringify(signature)},"links":${JSON.stringify(links)}}`);
+      const rest = Buffer.from(`,"signature":${JSON.stringify(signature)},"links":${JSON.stringify(links)}}`);
+      return new JsonText<SignedCheckoutInfo>(Buffer.concat([ReplyStart, canonical, rest]));
     }),
 
     route(checkout.evaluate, async ({ project, configID, ...cart }) => {
@@ -58,7 +61,7 @@ export function createCheckoutActor(deps: CheckoutDeps): Route[] {
       const [data, row] = await Promise.all([checkoutData(project, cart.shopID, items.products), findConfiguration(sql, project, configID)]);
       if (!row) throw AppError.notFound(`no promotion configuration with id ${configID}`);
       const promotion = { id: row.id, version: row.version, body: { rounding: row.rounding, ranks: row.ranks, groups: row.groups } };
-      const { info, explanation } = await priceCheckout(pricing, project, cart, items, data, promotion);
+      const { info, explanation } = await priceCheckout(pricing, project, cart, items, data, promotion, { explain: true });
       return { checkoutInfo: info, rules: explanation };
     }),
   ];

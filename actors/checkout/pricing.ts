@@ -1,6 +1,6 @@
 import { priceCart } from '../../src/domain/cart.js';
 import { candidateKeys, checkCoupons, couponLine, type AcceptedCoupon, type CouponCartItem } from '../../src/domain/coupons/cart.js';
-import { applyPromotions, PromotionConfigurationError, type CompiledConfigurations, type RuleExplanation } from '../../src/domain/promotions/index.js';
+import { applyPromotions, PromotionConfigurationError, type ApplyOptions, type CompiledConfigurations, type RuleExplanation } from '../../src/domain/promotions/index.js';
 import type { Price } from '../../src/domain/tax.js';
 import { AppError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
@@ -28,7 +28,7 @@ export interface PricingDeps {
 
 export interface PricedCheckout {
   info: CheckoutInfo;
-  /** Per rule of the configuration: whether its condition held and what it granted. */
+  /** With `explain`: per rule of the configuration, whether its condition held and what it granted. */
   explanation: RuleExplanation[];
 }
 
@@ -40,6 +40,7 @@ export async function priceCheckout(
   items: SortedCartItems,
   data: CheckoutData,
   promotion: ActivePromotion | undefined,
+  options: ApplyOptions = {},
 ): Promise<PricedCheckout> {
   const { shop, settings, categories, catalog } = data;
   if (!shop) throw new AppError(404, 'shop_not_found', `no shop with id ${cart.shopID}`);
@@ -84,7 +85,7 @@ export async function priceCheckout(
   let forceControl = false;
   let explanation: RuleExplanation[] = [];
   const compiled = promotion && compile(deps, project, promotion, settings.currency);
-  if (compiled) {
+  if (promotion && compiled) {
     const result = applyPromotions(
       {
         lineItems,
@@ -96,9 +97,10 @@ export async function priceCheckout(
         currency: settings.currency,
       },
       compiled,
+      // The spec's discountID names the discount across configurations: its configuration and rule.
+      { ...options, configurationID: promotion.id },
     );
-    // The spec's discountID names the discount across configurations: its configuration and rule.
-    lineItems = result.lineItems.map((l) => (l.type === 'promotion' && l.discountRuleID ? { ...l, discountID: `${promotion!.id}/${l.discountRuleID}` } : l));
+    lineItems = result.lineItems;
     price = result.price;
     redeemed = new Set(result.redeemedCoupons.map((c) => c.lineItemId));
     forceControl = result.forceControl;

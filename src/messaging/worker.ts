@@ -19,7 +19,8 @@ export type Handler<E extends Endpoint> = (request: ParsedRequestOf<E>) => Promi
  */
 export class JsonText<T = unknown> {
   declare readonly shape?: T;
-  constructor(readonly text: string) {}
+  /** The JSON, as text or as its UTF-8 bytes. */
+  constructor(readonly text: string | Uint8Array) {}
 }
 
 export interface Route {
@@ -70,7 +71,7 @@ async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger): Pr
     log.warn({ subject }, 'request without a reply subject dropped');
     return;
   }
-  let payload: string;
+  let payload: string | Uint8Array;
   let failure: AppError | undefined;
   try {
     const result = await r.handler(parseRequest(r.endpoint, msg));

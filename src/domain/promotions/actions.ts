@@ -1,6 +1,7 @@
 import type { Action, Rounding } from '../../../subjects/promotions.js';
 import { ArgReader, type Issues } from './args.js';
-import { percentNumber, percentOf, scaleHalfUp, splitProportionally, type Fraction } from './rounding.js';
+import { divideRounded } from '../money.js';
+import { percentNumber, percentOf, splitProportionally, type Fraction } from './rounding.js';
 import type { Selection } from './conditions.js';
 import { lineCapacity, takeFromRate, touchLine, type EngineState, type WorkLine } from './state.js';
 import type { PromotionLineItem } from './types.js';
@@ -16,16 +17,25 @@ export interface RuleRun {
   readonly selection: Selection;
   /** The first coupon this rule redeemed: its promotion lines name it. */
   readonly couponID: string | undefined;
+  /** The configuration's id, when the caller named it: promotion lines carry `discountID` `<configuration id>/<rule id>`. */
+  readonly configurationID: string | number | undefined;
   /** What the rule took off so far, in subunits. */
   granted: number;
 }
 
 export type Effect = (s: EngineState, run: RuleRun) => void;
 
+/**
+ * At most what an effect can grant on a state for a selection, without applying it: selectBest
+ * skips the trial of a rule that cannot grant more than the best so far (a cheap loop instead of a
+ * trial and its roll-back). It may be more than the effect grants, never less.
+ */
+export type Bound = (s: EngineState, selection: Selection) => number;
+
 /** Finds the coupon (index into the cart's coupons) a redeem action takes; -1 when there is none left. */
 export type Redeem = (s: EngineState, selection: Selection, taken: readonly number[]) => number;
 
-export type CompiledAction = { kind: 'effect'; effect: Effect } | { kind: 'redeem'; redeem: Redeem };
+export type CompiledAction = { kind: 'effect'; effect: Effect; bound: Bound } | { kind: 'redeem'; redeem: Redeem };
 
 export interface ActionContext {
   issues: Issues;
@@ -50,20 +60,20 @@ export function compileAction(a: Action, path: string, ruleID: string, ctx: Acti
       const multi = args.bool('isMultiusable', false) ?? false;
       if (amount > required) args.problem(`addLineItemDiscount discounts at most the requiredAmount (${required}) units per application, not ${amount}`);
       if (value === undefined) return undefined;
-      return { kind: 'effect', effect: lineDiscount({ name, value, required, amount, multi, rounding: ctx.rounding }) };
+      return { kind: 'effect', ...lineDiscount({ name, value, required, amount, multi, rounding: ctx.rounding }) };
     }
     case 'addCartDiscount': {
       const absolute = args.bool('absolute', false);
       const value = absolute ? args.money('value', true) : args.percent('value', true);
       if (value === undefined) return undefined;
-      return { kind: 'effect', effect: cartDiscount(name, value, ctx.rounding) };
+      return { kind: 'effect', ...cartDiscount(name, value, ctx.rounding) };
     }
     case 'modifyPrice': {
       const absolute = args.bool('absolute', false);
       const value = absolute ? args.money('value', true) : args.percent('value', true);
       const multi = args.bool('isMultiusable', false) ?? false;
       if (value === undefined) return undefined;
-      return { kind: 'effect', effect: modifyPrice(name, value, multi, ctx.rounding) };
+      return { kind: 'effect', effect: modifyPrice(name, value, multi, ctx.rounding), bound: whatSelectionHasLeft };
     }
     case 'redeemCouponCode': {
       const code = args.text('code', true);
@@ -87,6 +97,7 @@ export function compileAction(a: Action, path: string, ruleID: string, ctx: Acti
         effect: (s) => {
           s.forceControl = true;
         },
+        bound: () => 0,
       };
     default:
       ctx.issues.add(`${path}.type`, `unknown action type ${JSON.stringify(a.type)} (known: ${ActionTypes.join(', ')})`);
@@ -132,9 +143,29 @@ interface LineDiscount {
  * the line has left) are counted; every `required` units allow one application (once unless
  * multi-usable), and each application discounts `amount` units, the cheapest first.
  */
-function lineDiscount(d: LineDiscount): Effect {
+function lineDiscount(d: LineDiscount): { effect: Effect; bound: Bound } {
   const absolute = typeof d.value === 'number' ? d.value : undefined;
   const percent = typeof d.value === 'number' ? undefined : d.value;
+  /** How many units the selection's `units` allow to discount. */
+  const discountedUnits = (units: number) => Math.min(units, (d.multi ? Math.floor(units / d.required) : units >= d.required ? 1 : 0) * d.amount);
+  // Rounded up, a unit's discount is at least its share of any rounded discount of several units.
+  const roundingUp: Rounding = { mode: 'up', precision: d.rounding.precision };
+
+  // At most what the lines have left, each line at most `absolute` per unit or its percentage of what
+  // it has left; and at most the discounted units, each at most as worth as the selection's dearest.
+  const bound: Bound = (s, selection) => {
+    let most = 0;
+    let units = 0;
+    let dearest = 0;
+    for (const i of selection) {
+      const line = s.lines[i]!;
+      if (line.remaining <= 0) continue;
+      units += line.source.amount;
+      dearest = Math.max(dearest, Math.ceil(line.remaining / line.source.amount));
+      most += Math.min(line.remaining, absolute !== undefined ? absolute * line.source.amount : percentOf(line.remaining, percent!, d.rounding));
+    }
+    return Math.min(most, discountedUnits(units) * (absolute ?? percentOf(dearest, percent!, roundingUp)));
+  };
 
   /** The discount of `n` units of a line worth `base` each, and of `plus` more worth base + 1. */
   const discountOf = (n: number, plus: number, base: number): number =>
@@ -152,14 +183,13 @@ function lineDiscount(d: LineDiscount): Effect {
     if (!s.trial) s.promotions.push({ target: line.index, line: promotionLine(run, line.source.id, line.source.taxRate, discount, units, d.name, d.value) });
   };
 
-  return (s, run) => {
+  const effect: Effect = (s, run) => {
     let units = 0;
     for (const i of run.selection) {
       const line = s.lines[i]!;
       if (line.remaining > 0) units += line.source.amount;
     }
-    const applications = d.multi ? Math.floor(units / d.required) : units >= d.required ? 1 : 0;
-    let left = applications * d.amount;
+    let left = discountedUnits(units);
     if (left <= 0) return;
 
     if (left >= units) {
@@ -200,16 +230,24 @@ function lineDiscount(d: LineDiscount): Effect {
     taken.sort((a, b) => a.line.index - b.line.index);
     for (const t of taken) grant(s, run, t.line, t.n + t.plus, discountOf(t.n, t.plus, t.base));
   };
+  return { effect, bound };
 }
 
+/** A price change takes at most what the selected lines have left. */
+const whatSelectionHasLeft: Bound = (s, selection) => {
+  let most = 0;
+  for (const i of selection) most += Math.max(0, s.lines[i]!.remaining);
+  return most;
+};
+
 /** addCartDiscount: off the discountable total, split over the tax rates in proportion to what each has left. */
-function cartDiscount(name: string, value: Value, rounding: Rounding): Effect {
-  return (s, run) => {
-    if (s.total <= 0) return;
-    const wanted = typeof value === 'number' ? value : percentOf(s.total, value, rounding);
-    const discount = Math.min(wanted, s.total);
+function cartDiscount(name: string, value: Value, rounding: Rounding): { effect: Effect; bound: Bound } {
+  /** What the discount takes off the total (never more than the total): also its bound, which is exact. */
+  const takenOff = (s: EngineState) => (s.total <= 0 ? 0 : Math.min(s.total, typeof value === 'number' ? value : percentOf(s.total, value, rounding)));
+  const effect: Effect = (s, run) => {
+    const discount = takenOff(s);
     if (discount <= 0) return;
-    const rates = [...s.rates.keys()].sort();
+    const rates = s.facts.rateOrder;
     const shares = splitProportionally(discount, rates.map((r) => Math.max(0, s.rates.get(r) ?? 0)));
     rates.forEach((rate, i) => {
       const share = shares[i]!;
@@ -219,6 +257,7 @@ function cartDiscount(name: string, value: Value, rounding: Rounding): Effect {
     });
     run.granted += discount;
   };
+  return { effect, bound: takenOff };
 }
 
 /**
@@ -235,7 +274,7 @@ function modifyPrice(name: string, value: Value, multi: boolean, rounding: Round
       if (before <= 0) continue;
       const price = typeof value === 'number' ? Math.min(value, before) : before - Math.min(before, percentOf(before, value, rounding));
       if (price >= before) continue;
-      const total = line.total % before === 0 ? price * (line.total / before) : scaleHalfUp(line.total, price, before);
+      const total = line.total % before === 0 ? price * (line.total / before) : divideRounded(BigInt(line.total) * BigInt(price), BigInt(before));
       const reduction = Math.min(line.total - total, lineCapacity(s, line));
       if (reduction <= 0) continue;
       touchLine(s, line);
@@ -264,8 +303,6 @@ function promotionLine(run: RuleRun, refersTo: string | null, taxRate: string, d
     sku: '',
     amount,
     weight: 0,
-    weightUnit: '',
-    referenceUnit: '',
     units: 0,
     price: -discount / amount,
     priceOrigin: 'master',
@@ -280,5 +317,6 @@ function promotionLine(run: RuleRun, refersTo: string | null, taxRate: string, d
   };
   if (typeof value !== 'number') line.discountPercentage = percentNumber(value);
   if (run.couponID !== undefined) line.couponID = run.couponID;
+  if (run.configurationID !== undefined) line.discountID = `${run.configurationID}/${run.ruleID}`;
   return line;
 }

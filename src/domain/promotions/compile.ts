@@ -1,7 +1,8 @@
 import type { ConfigurationBody, Rule } from '../../../subjects/promotions.js';
-import { compileAction, type Effect, type Redeem } from './actions.js';
+import { compileAction, type Bound, type Effect, type Redeem } from './actions.js';
 import { Issues, type ConfigIssue } from './args.js';
-import { compileCondition, type CompiledCondition } from './conditions.js';
+import { compileCondition, requiredSkus, SkuLists, type CompiledCondition } from './conditions.js';
+import type { SkuListIndex } from './state.js';
 
 /**
  * A configuration compiled once into closures, ready for any number of carts: rules sorted into
@@ -14,10 +15,20 @@ export interface CompiledRule {
   readonly rankID: string;
   readonly groupID: string;
   readonly groupIndex: number;
+  /**
+   * Where the cart's skuMatches (state.ts) hold the lines with one of the SKUs the rule's condition
+   * needs (conditions.ts requiredSkus); null when it needs none. Whatever the condition selects is
+   * among those lines: a cart without them is known not to hold the rule without evaluating it (most
+   * rules of a large configuration, a rule per article of which a cart has a few), and what the
+   * rule could grant on them bounds what it grants (selectBest skips a candidate that cannot win).
+   */
+  readonly neededSkuLines: number | null;
   /** null: the rule always holds. */
   readonly condition: CompiledCondition | null;
   readonly redeems: readonly Redeem[];
   readonly effects: readonly Effect[];
+  /** At most what the rule's effects can grant on a state (the sum of theirs): selectBest skips a trial that cannot win. */
+  readonly bound: Bound;
 }
 
 export interface CompiledRank {
@@ -26,11 +37,11 @@ export interface CompiledRank {
   readonly rules: readonly CompiledRule[];
 }
 
-export interface CompiledConfiguration {
+/** With the SKU lists of its hasSKU conditions and of its rules' needed SKUs (SkuListIndex, state.ts). */
+export interface CompiledConfiguration extends SkuListIndex {
   readonly currency: string;
   readonly ranks: readonly CompiledRank[];
   readonly groups: ReadonlyArray<{ readonly id: string; readonly condition: CompiledCondition | null }>;
-  readonly ruleCount: number;
 }
 
 export class PromotionConfigurationError extends Error {
@@ -78,39 +89,55 @@ function compile(config: ConfigurationBody, currency: string): { compiled: Compi
   });
 
   const ruleIds = new Set(rulePaths.keys());
-  const conditionContext = { issues, currency, ruleIds };
+  const conditionContext = { issues, currency, ruleIds, skuLists: new SkuLists() };
   const actionContext = { issues, currency, rounding: config.rounding };
   const buckets: CompiledRule[][] = config.ranks.map(() => []);
   const groups = config.groups.map((group, g) => {
     const condition = group.condition ? compileCondition(group.condition, `groups[${g}].condition`, conditionContext) : null;
     group.rules.forEach((rule, r) => {
-      const compiled = compileRule(rule, `groups[${g}].rules[${r}]`, group.id, g, conditionContext, actionContext);
+      const compiled = compileRule(rule, `groups[${g}].rules[${r}]`, { groupID: group.id, groupIndex: g }, conditionContext, actionContext);
       const rank = rankIndex.get(rule.rankID);
       if (compiled && rank !== undefined) buckets[rank]!.push(compiled);
     });
     return { id: group.id, condition: condition ?? null };
   });
 
+  const skuListsBySku = new Map<string, number[]>();
+  conditionContext.skuLists.lists.forEach((skus, index) => {
+    for (const sku of skus) {
+      const lists = skuListsBySku.get(sku);
+      if (lists) lists.push(index);
+      else skuListsBySku.set(sku, [index]);
+    }
+  });
+
   const ranks = config.ranks.map((rank, i): CompiledRank => ({ id: rank.id, mode: rank.evaluationMode, rules: buckets[i]! }));
-  return { compiled: { currency, ranks, groups, ruleCount: ruleIds.size }, issues: issues.list };
+  const compiled = { currency, ranks, groups, skuListsBySku, skuListCount: conditionContext.skuLists.lists.length };
+  return { compiled, issues: issues.list };
 }
 
 function compileRule(
   rule: Rule,
   path: string,
-  groupID: string,
-  groupIndex: number,
+  place: { groupID: string; groupIndex: number },
   conditionContext: Parameters<typeof compileCondition>[2],
   actionContext: Parameters<typeof compileAction>[3],
 ): CompiledRule | undefined {
   const condition = rule.condition ? compileCondition(rule.condition, `${path}.condition`, conditionContext) : null;
   const redeems: Redeem[] = [];
   const effects: Effect[] = [];
+  const bounds: Bound[] = [];
   rule.actions.forEach((action, a) => {
     const compiled = compileAction(action, `${path}.actions[${a}]`, rule.id, actionContext);
     if (compiled?.kind === 'redeem') redeems.push(compiled.redeem);
-    else if (compiled?.kind === 'effect') effects.push(compiled.effect);
+    if (compiled?.kind === 'effect') {
+      effects.push(compiled.effect);
+      bounds.push(compiled.bound);
+    }
   });
   if (condition === undefined) return undefined;
-  return { id: rule.id, rankID: rule.rankID, groupID, groupIndex, condition, redeems, effects };
+  const skus = rule.condition ? requiredSkus(rule.condition, conditionContext.currency) : null;
+  const neededSkuLines = skus ? conditionContext.skuLists.indexOf(skus) : null;
+  const bound: Bound = bounds.length === 1 ? bounds[0]! : (s, selection) => bounds.reduce((sum, b) => sum + b(s, selection), 0);
+  return { id: rule.id, rankID: rule.rankID, ...place, neededSkuLines, condition, redeems, effects, bound };
 }

@@ -1,5 +1,5 @@
 import type { Condition } from '../../../subjects/promotions.js';
-import { ArgReader, type Issues } from './args.js';
+import { ArgReader, Issues } from './args.js';
 import type { EngineState } from './state.js';
 
 /**
@@ -16,8 +16,30 @@ export type CompiledCondition = (s: EngineState, selection: Selection) => Select
 export interface ConditionContext {
   issues: Issues;
   currency: string;
+  /**
+   * SKU lists whose lines a cart's `skuMatches` (state.ts) holds, found once per cart: those of
+   * every hasSKU condition compiled so far (its index here is its index there), and the SKUs rules
+   * need (compile.ts neededSkuLines).
+   */
+  skuLists: SkuLists;
   /** Every rule id of the configuration (grantedDiscountGreaterThanOrEqual must name them). */
   ruleIds: ReadonlySet<string>;
+}
+
+/** SKU lists, each kept once: the same SKUs (in any order) get the same index, so their lines are found once per cart and are the same list. */
+export class SkuLists {
+  readonly lists: Array<ReadonlySet<string>> = [];
+  private readonly byKey = new Map<string, number>();
+
+  indexOf(skus: ReadonlySet<string>): number {
+    const key = JSON.stringify([...skus].sort());
+    let index = this.byKey.get(key);
+    if (index === undefined) {
+      index = this.lists.push(skus) - 1;
+      this.byKey.set(key, index);
+    }
+    return index;
+  }
 }
 
 export const ConditionTypes = [
@@ -65,11 +87,15 @@ export function compileCondition(c: Condition, path: string, ctx: ConditionConte
       return (s, sel) => (s.facts.at >= start && s.facts.at < end ? sel : null);
     }
     case 'hasSKU': {
-      const equals = args.text('equals', false);
-      const oneOf = args.list('oneOf', false);
       if (!args.has('equals') && !args.has('oneOf')) args.problem('hasSKU needs equals or oneOf');
-      const skus = new Set([...(equals === undefined ? [] : [equals]), ...(oneOf ?? [])]);
-      return narrow((s, i) => skus.has(s.lines[i]!.source.sku));
+      const index = ctx.skuLists.indexOf(skusOf(args));
+      return (s, sel) => {
+        const lines = s.facts.skuMatches[index];
+        if (lines === undefined) return null;
+        const kept = sel === s.facts.discountable ? lines : inBoth(sel, lines);
+        if (!kept.length) return null;
+        return kept.length === sel.length ? sel : kept;
+      };
     }
     case 'amountGreaterOrEqual': {
       const value = args.count('value', true, 0) ?? 0;
@@ -119,6 +145,61 @@ export function compileCondition(c: Condition, path: string, ctx: ConditionConte
       issues.add(`${path}.type`, `unknown condition type ${JSON.stringify(c.type)} (known: ${ConditionTypes.join(', ')})`);
       return undefined;
   }
+}
+
+/** The SKUs a hasSKU condition names (`equals` and `oneOf`). */
+function skusOf(args: ArgReader): Set<string> {
+  const equals = args.text('equals', false);
+  return new Set([...(equals === undefined ? [] : [equals]), ...(args.list('oneOf', false) ?? [])]);
+}
+
+/**
+ * SKUs of which a cart needs one among its discountable lines for the condition to hold, or null
+ * when the condition names none it cannot do without. A rule whose cart has none of them is known
+ * not to hold without evaluating it: the engine skips most rules of a large configuration so (a
+ * rule per article, of which a cart has a few). For a condition that compiled without issues.
+ */
+export function requiredSkus(c: Condition, currency: string): ReadonlySet<string> | null {
+  switch (c.type) {
+    case 'hasSKU':
+      return skusOf(new ArgReader(c.args, '', c.type, new Issues(), currency));
+    case 'and': {
+      // Every child must hold: the fewest SKUs any child needs.
+      let fewest: ReadonlySet<string> | null = null;
+      for (const child of c.children ?? []) {
+        const needed = requiredSkus(child, currency);
+        if (needed && (!fewest || needed.size < fewest.size)) fewest = needed;
+      }
+      return fewest;
+    }
+    case 'or': {
+      // One child must hold: the SKUs of all, when each needs some.
+      const union = new Set<string>();
+      for (const child of c.children ?? []) {
+        const needed = requiredSkus(child, currency);
+        if (!needed) return null;
+        for (const sku of needed) union.add(sku);
+      }
+      return union;
+    }
+    default:
+      return null;
+  }
+}
+
+/** The indexes in both lists (each in cart order), in cart order. */
+function inBoth(a: Selection, b: Selection): number[] {
+  const both: number[] = [];
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    if (a[i]! < b[j]!) i++;
+    else if (a[i]! > b[j]!) j++;
+    else {
+      both.push(a[i]!);
+      i++;
+      j++;
+    }
+  }
+  return both;
 }
 
 /** An item condition: keeps the selected lines that pass; holds when any does. */

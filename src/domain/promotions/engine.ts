@@ -1,9 +1,9 @@
 import { checkoutPrice } from '../tax.js';
 import type { RuleRun } from './actions.js';
-import type { CompiledConfiguration, CompiledRule } from './compile.js';
+import type { CompiledConfiguration, CompiledRank, CompiledRule } from './compile.js';
 import type { Selection } from './conditions.js';
 import { addGranted, beginTrial, initialState, rollBack, type EngineState } from './state.js';
-import type { CartCoupon, CheckoutLine, PromotionCart, PromotionLineItem, PromotionResult, RuleExplanation, SkipReason } from './types.js';
+import type { CartCoupon, CheckoutLine, PromotionCart, PromotionLineItem, PromotionResult, RuleExplanation } from './types.js';
 
 /**
  * The promotion engine: applies a compiled configuration to a priced cart. Pure and deterministic:
@@ -54,85 +54,171 @@ import type { CartCoupon, CheckoutLine, PromotionCart, PromotionLineItem, Promot
  *   amount × price = totalPrice (amount = the discounted units when the discount divides evenly,
  *   else 1), the discounted line's tax rate, `discountValue` = the discount in subunits.
  */
-export function applyPromotions(cart: PromotionCart, config: CompiledConfiguration): PromotionResult {
+export interface ApplyOptions {
+  /** Explain every rule (whether its condition held, what it granted, why it did not apply): the evaluate operation's answer. Off: `explanation` is empty. */
+  explain?: boolean;
+  /** The configuration's id: promotion lines then name their discount (`discountID`, `<configuration id>/<rule id>`). */
+  configurationID?: string | number;
+}
+
+export function applyPromotions(cart: PromotionCart, config: CompiledConfiguration, options: ApplyOptions = {}): PromotionResult {
   if (cart.currency !== config.currency) {
     throw new Error(`the configuration was compiled for ${config.currency}, the cart is in ${cart.currency}`);
   }
-  const s = initialState(cart);
+  const s = initialState(cart, config);
   const all = s.facts.discountable;
   const groupHolds = config.groups.map((g) => g.condition === null || g.condition(s, all) !== null);
   const explanation: RuleExplanation[] = [];
+  const entryOf = (rule: CompiledRule): RuleExplanation => {
+    const entry: RuleExplanation = { ruleID: rule.id, rankID: rule.rankID, groupID: rule.groupID, conditionHeld: false, granted: 0 };
+    explanation.push(entry);
+    return entry;
+  };
+  const explain = options.explain ? entryOf : () => undefined;
 
   for (const rank of config.ranks) {
     if (rank.mode === 'applyAll') {
       for (const rule of rank.rules) {
-        const { entry, selection } = consider(rule, s, groupHolds, explanation);
+        const entry = explain(rule);
+        const selection = select(rule, s, groupHolds, candidateLines(rule, s), entry);
         if (!selection) continue;
-        const outcome = applyRule(s, rule, selection);
-        if (outcome.skipped) entry.skippedReason = outcome.skipped;
-        else entry.granted = outcome.granted;
+        const granted = applyRule(s, rule, selection, options);
+        if (entry) noteOutcome(entry, granted);
       }
+    } else if (options.explain) {
+      explainBest(rank, s, groupHolds, entryOf, options);
     } else {
-      // Each candidate is tried and taken back; then the best applies for good.
-      let best: { rule: CompiledRule; selection: Selection; entry: RuleExplanation; granted: number } | undefined;
-      const tried: Array<{ entry: RuleExplanation; granted: number }> = [];
-      for (const rule of rank.rules) {
-        const { entry, selection } = consider(rule, s, groupHolds, explanation);
-        if (!selection) continue;
-        beginTrial(s);
-        const outcome = applyRule(s, rule, selection);
-        rollBack(s);
-        if (outcome.skipped) {
-          entry.skippedReason = outcome.skipped;
-          continue;
-        }
-        tried.push({ entry, granted: outcome.granted });
-        if (!best || outcome.granted > best.granted) best = { rule, selection, entry, granted: outcome.granted };
-      }
-      if (best) {
-        applyRule(s, best.rule, best.selection);
-        for (const t of tried) {
-          if (t.entry === best.entry) {
-            t.entry.granted = t.granted;
-          } else {
-            t.entry.skippedReason = 'not_best';
-            t.entry.wouldGrant = t.granted;
-          }
-        }
-      }
+      applyBest(rank, s, groupHolds, options);
     }
   }
   return result(s, cart, explanation);
 }
 
-/** A rule's explanation (added to the list), and the lines it acts on when its group and its condition hold. */
-function consider(rule: CompiledRule, s: EngineState, groupHolds: readonly boolean[], explanation: RuleExplanation[]): { entry: RuleExplanation; selection: Selection | null } {
-  const entry: RuleExplanation = { ruleID: rule.id, rankID: rule.rankID, groupID: rule.groupID, conditionHeld: false, granted: 0 };
-  explanation.push(entry);
-  if (!groupHolds[rule.groupIndex]) {
-    entry.skippedReason = 'group_condition_failed';
-    return { entry, selection: null };
+/**
+ * selectBest, explained: every candidate whose condition holds is tried on the cart as the rank
+ * found it and taken back, so that its explanation says what it would grant; then the one that
+ * grants the most (the first on a tie) applies for good.
+ */
+function explainBest(rank: CompiledRank, s: EngineState, groupHolds: readonly boolean[], explain: (rule: CompiledRule) => RuleExplanation, options: ApplyOptions): void {
+  let best: { rule: CompiledRule; selection: Selection; granted: number; entry: RuleExplanation } | undefined;
+  const tried: Array<{ entry: RuleExplanation; granted: number }> = [];
+  for (const rule of rank.rules) {
+    const entry = explain(rule);
+    const selection = select(rule, s, groupHolds, candidateLines(rule, s), entry);
+    if (!selection) continue;
+    const granted = tryRule(s, rule, selection, options);
+    if (granted === CouponMissing) {
+      entry.skippedReason = 'coupon_missing';
+      continue;
+    }
+    tried.push({ entry, granted });
+    if (!best || granted > best.granted) best = { rule, selection, granted, entry };
   }
-  const selection = rule.condition === null ? s.facts.discountable : rule.condition(s, s.facts.discountable);
-  if (!selection) entry.skippedReason = 'condition_failed';
-  else entry.conditionHeld = true;
-  return { entry, selection };
+  if (!best) return;
+  applyRule(s, best.rule, best.selection, options);
+  for (const t of tried) {
+    if (t.entry === best.entry) {
+      t.entry.granted = t.granted;
+    } else {
+      t.entry.skippedReason = 'not_best';
+      t.entry.wouldGrant = t.granted;
+    }
+  }
 }
 
-/** Applies a rule whose condition held: its coupons first (all or nothing), then its effects in order. */
-function applyRule(s: EngineState, rule: CompiledRule, selection: Selection): { granted: number; skipped?: SkipReason } {
-  const taken: number[] = [];
-  for (const redeem of rule.redeems) {
-    const coupon = redeem(s, selection, taken);
-    if (coupon < 0) return { granted: 0, skipped: 'coupon_missing' };
-    taken.push(coupon);
+/**
+ * selectBest: the same rule as explainBest applies (the most granted, the first on a tie), found
+ * with fewer trials. Each candidate's bound on every line its condition might select is known
+ * first; candidates are then looked at from the highest bound down, and one that cannot grant more
+ * than the best so far (nor as much, being earlier) is neither evaluated nor tried. The best is
+ * usually among the first looked at, and the rest are passed over.
+ */
+function applyBest(rank: CompiledRank, s: EngineState, groupHolds: readonly boolean[], options: ApplyOptions): void {
+  const candidates: Array<{ order: number; rule: CompiledRule; lines: Selection; bound: number } | undefined> = [];
+  rank.rules.forEach((rule, order) => {
+    const lines = groupHolds[rule.groupIndex] ? candidateLines(rule, s) : null;
+    if (lines) candidates.push({ order, rule, lines, bound: rule.bound(s, lines) });
+  });
+  let best: { order: number; rule: CompiledRule; selection: Selection; granted: number } | undefined;
+  const couldWin = (bound: number, order: number) => !best || bound > best.granted || (bound === best.granted && order < best.order);
+  for (;;) {
+    // The candidate left with the highest bound (the earliest of equal ones).
+    let next = -1;
+    for (let i = 0; i < candidates.length; i++) if (candidates[i] && (next < 0 || candidates[i]!.bound > candidates[next]!.bound)) next = i;
+    if (next < 0) break;
+    const { order, rule, lines, bound } = candidates[next]!;
+    candidates[next] = undefined;
+    if (best && bound < best.granted) break; // no candidate left could grant as much
+    if (!couldWin(bound, order)) continue;
+    const selection = selectionOf(rule, s);
+    if (!selection || (selection !== lines && !couldWin(rule.bound(s, selection), order))) continue;
+    const granted = tryRule(s, rule, selection, options);
+    if (granted !== CouponMissing && couldWin(granted, order)) best = { order, rule, selection, granted };
   }
-  s.redeemed.push(...taken);
-  const first = taken[0];
-  const run: RuleRun = { ruleID: rule.id, selection, couponID: first === undefined ? undefined : s.facts.coupons[first]!.id, granted: 0 };
+  if (best) applyRule(s, best.rule, best.selection, options);
+}
+
+/** What a rule would grant on the state as it is (or CouponMissing): applied, then taken back. */
+function tryRule(s: EngineState, rule: CompiledRule, selection: Selection, options: ApplyOptions): number {
+  beginTrial(s);
+  const granted = applyRule(s, rule, selection, options);
+  rollBack(s);
+  return granted;
+}
+
+/** The lines with a SKU the rule needs (every discountable line when it needs none): what its condition selects is among them. Null: none. */
+function candidateLines(rule: CompiledRule, s: EngineState): Selection | null {
+  return rule.neededSkuLines === null ? s.facts.discountable : (s.facts.skuMatches[rule.neededSkuLines] ?? null);
+}
+
+/** The lines a rule's condition selects on the cart as it is now (every discountable line for a rule without one), or null when it does not hold. */
+function selectionOf(rule: CompiledRule, s: EngineState): Selection | null {
+  return rule.condition === null ? s.facts.discountable : rule.condition(s, s.facts.discountable);
+}
+
+/** The lines a rule acts on when its group and its condition hold, else null (with the reason in its explanation). */
+function select(rule: CompiledRule, s: EngineState, groupHolds: readonly boolean[], candidates: Selection | null, entry: RuleExplanation | undefined): Selection | null {
+  if (!groupHolds[rule.groupIndex]) {
+    if (entry) entry.skippedReason = 'group_condition_failed';
+    return null;
+  }
+  // A rule that needs SKUs the cart does not have cannot hold: known without evaluating it.
+  const selection = candidates === null ? null : selectionOf(rule, s);
+  if (entry) {
+    if (selection) entry.conditionHeld = true;
+    else entry.skippedReason = 'condition_failed';
+  }
+  return selection;
+}
+
+/** What applyRule answers for a rule whose coupon is missing (it changed nothing). */
+const CouponMissing = -1;
+
+function noteOutcome(entry: RuleExplanation, granted: number): void {
+  if (granted === CouponMissing) entry.skippedReason = 'coupon_missing';
+  else entry.granted = granted;
+}
+
+/**
+ * Applies a rule whose condition held: its coupons first (all or nothing), then its effects in
+ * order. Answers what it granted, or CouponMissing.
+ */
+function applyRule(s: EngineState, rule: CompiledRule, selection: Selection, options: ApplyOptions): number {
+  let couponID: string | undefined;
+  if (rule.redeems.length) {
+    const taken: number[] = [];
+    for (const redeem of rule.redeems) {
+      const coupon = redeem(s, selection, taken);
+      if (coupon < 0) return CouponMissing;
+      taken.push(coupon);
+    }
+    s.redeemed.push(...taken);
+    couponID = s.facts.coupons[taken[0]!]!.id;
+  }
+  const run: RuleRun = { ruleID: rule.id, selection, couponID, configurationID: options.configurationID, granted: 0 };
   for (const effect of rule.effects) effect(s, run);
   addGranted(s, rule.id, run.granted);
-  return { granted: run.granted };
+  return run.granted;
 }
 
 function withoutFlag(line: CheckoutLine): PromotionLineItem {
@@ -147,7 +233,10 @@ function result(s: EngineState, cart: PromotionCart, explanation: RuleExplanatio
     if (list) list.push(p.line);
     else byTarget.set(p.target, [p.line]);
   }
-  const ids = new Set(cart.lineItems.map((l) => l.id));
+  // A promotion line's id is `<line>-promotion-<rule>…`: it can only be taken by a cart line with
+  // such an id (rare) or by an earlier promotion line of the same rule and line.
+  const ids = new Set<string>();
+  for (const l of cart.lineItems) if (l.id.includes('-promotion-')) ids.add(l.id);
   const unique = (line: PromotionLineItem): PromotionLineItem => {
     if (!ids.has(line.id)) {
       ids.add(line.id);
@@ -174,7 +263,7 @@ function result(s: EngineState, cart: PromotionCart, explanation: RuleExplanatio
   return {
     lineItems,
     price,
-    redeemedCouponIds: [...new Set(redeemedCoupons.map((k) => k.id))],
+    redeemedCouponIds: redeemedCoupons.length ? [...new Set(redeemedCoupons.map((k) => k.id))] : [],
     redeemedCoupons,
     forceControl: s.forceControl,
     explanation,

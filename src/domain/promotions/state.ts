@@ -37,6 +37,10 @@ export interface CartFacts {
   readonly at: number;
   /** Indexes of the discountable lines, in cart order: what a rule acts on unless its condition narrows it. */
   readonly discountable: readonly number[];
+  /** The tax rates of the discountable lines, sorted: cart discounts are split over them in this order. */
+  readonly rateOrder: readonly string[];
+  /** Per SKU list of the configuration (hasSKU conditions, rules' needed SKUs): the discountable lines with one of its SKUs (in cart order), or undefined for none. */
+  readonly skuMatches: ReadonlyArray<readonly number[] | undefined>;
 }
 
 export interface EngineState {
@@ -54,6 +58,8 @@ export interface EngineState {
   forceControl: boolean;
   /** The running trial's notes of old values, or null outside a trial. */
   trial: Trial | null;
+  /** The notes of trials, kept for the next one (selectBest runs a trial per candidate). */
+  readonly notes: Trial;
 }
 
 interface LineBefore {
@@ -64,10 +70,14 @@ interface LineBefore {
   discounted: boolean;
 }
 
+/**
+ * What a trial changed, as it was before: lines and rates (a few of each: lists beat maps, and are
+ * kept for the next trial). What rules granted needs no notes: a trial asks what its rule grants and
+ * is taken back before any other rule looks at it.
+ */
 interface Trial {
   lines: LineBefore[];
-  rates: Map<string, number>;
-  granted: Map<string, number | undefined>;
+  rates: Array<{ rate: string; before: number }>;
   total: number;
   redeemed: number;
   forceControl: boolean;
@@ -77,21 +87,33 @@ export function isDiscountable(line: CheckoutLine, allowed: (line: CheckoutLine)
   return (line.type ?? 'default') === 'default' && line.totalPrice > 0 && line.amount > 0 && allowed(line);
 }
 
-export function initialState(cart: PromotionCart): EngineState {
+/**
+ * The configuration's SKU lists (compile.ts): per SKU, the lists that name it (indexes into a cart's
+ * skuMatches), and how many lists there are.
+ */
+export interface SkuListIndex {
+  readonly skuListsBySku: ReadonlyMap<string, readonly number[]>;
+  readonly skuListCount: number;
+}
+
+export function initialState(cart: PromotionCart, skuLists: SkuListIndex): EngineState {
   const rates = new Map<string, number>();
   const discountable: number[] = [];
+  const skuMatches: Array<number[] | undefined> = new Array<number[] | undefined>(skuLists.skuListCount);
   let total = 0;
   const lines = cart.lineItems.map((source, index): WorkLine => {
     const ok = isDiscountable(source, cart.discountable);
     if (ok) {
       discountable.push(index);
+      const naming = skuLists.skuListsBySku.get(source.sku);
+      if (naming) for (const list of naming) (skuMatches[list] ??= []).push(index);
       rates.set(source.taxRate, (rates.get(source.taxRate) ?? 0) + source.totalPrice);
       total += source.totalPrice;
     }
     return { index, source, discountable: ok, price: source.price, total: source.totalPrice, remaining: source.totalPrice, discounted: false, modifiers: undefined };
   });
   return {
-    facts: { shopExternalId: cart.shopExternalId, coupons: cart.coupons, at: cart.at.getTime(), discountable },
+    facts: { shopExternalId: cart.shopExternalId, coupons: cart.coupons, at: cart.at.getTime(), rateOrder: [...rates.keys()].sort(), discountable, skuMatches },
     lines,
     promotions: [],
     rates,
@@ -100,11 +122,19 @@ export function initialState(cart: PromotionCart): EngineState {
     redeemed: [],
     forceControl: false,
     trial: null,
+    notes: { lines: [], rates: [], total: 0, redeemed: 0, forceControl: false },
   };
 }
 
 export function beginTrial(s: EngineState): void {
-  s.trial = { lines: [], rates: new Map(), granted: new Map(), total: s.total, redeemed: s.redeemed.length, forceControl: s.forceControl };
+  const t = s.notes;
+  // Emptied only when a trial left notes: setting a length costs more than looking at it.
+  if (t.lines.length) t.lines.length = 0;
+  if (t.rates.length) t.rates.length = 0;
+  t.total = s.total;
+  t.redeemed = s.redeemed.length;
+  t.forceControl = s.forceControl;
+  s.trial = t;
 }
 
 /** Takes back everything since beginTrial. */
@@ -118,11 +148,7 @@ export function rollBack(s: EngineState): void {
     line.remaining = b.remaining;
     line.discounted = b.discounted;
   }
-  for (const [rate, value] of t.rates) s.rates.set(rate, value);
-  for (const [rule, value] of t.granted) {
-    if (value === undefined) s.granted.delete(rule);
-    else s.granted.set(rule, value);
-  }
+  for (const { rate, before } of t.rates) s.rates.set(rate, before);
   s.total = t.total;
   if (s.redeemed.length !== t.redeemed) s.redeemed.length = t.redeemed;
   s.forceControl = t.forceControl;
@@ -139,15 +165,15 @@ export function touchLine(s: EngineState, line: WorkLine): void {
 /** Takes `amount` off a line's rate (and the total); the caller has capped it. */
 export function takeFromRate(s: EngineState, rate: string, amount: number): void {
   const before = s.rates.get(rate) ?? 0;
-  if (s.trial && !s.trial.rates.has(rate)) s.trial.rates.set(rate, before);
+  if (s.trial && !s.trial.rates.some((r) => r.rate === rate)) s.trial.rates.push({ rate, before });
   s.rates.set(rate, before - amount);
   s.total -= amount;
 }
 
+/** Notes what a rule granted, once it applies for good (a trial's grant is only its answer). */
 export function addGranted(s: EngineState, rule: string, amount: number): void {
-  const before = s.granted.get(rule);
-  if (s.trial && !s.trial.granted.has(rule)) s.trial.granted.set(rule, before);
-  s.granted.set(rule, (before ?? 0) + amount);
+  if (s.trial) return;
+  s.granted.set(rule, (s.granted.get(rule) ?? 0) + amount);
 }
 
 /** What a discount of a line may take at most: what the line and its tax rate have left. */

@@ -79,7 +79,7 @@ export interface PromotionResult {
   redeemedCoupons: CartCoupon[];
   /** An addForceControl action fired: the process needs a supervisor. */
   forceControl: boolean;
-  /** One entry per rule, in evaluation order (ranks, then groups, then rules). */
+  /** With `explain`: one entry per rule, in evaluation order (ranks, then groups, then rules); else empty. */
   explanation: RuleExplanation[];
   /** Σ of every discount, in subunits (the price before minus the price after). */
   totalDiscount: number;
