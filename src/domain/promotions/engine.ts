@@ -80,7 +80,7 @@ export function applyPromotions(cart: PromotionCart, config: CompiledConfigurati
     if (rank.mode === 'applyAll') {
       for (const rule of rank.rules) {
         const entry = explain(rule);
-        const selection = select(rule, s, groupHolds, candidateLines(rule, s), entry);
+        const selection = select(rule, s, groupHolds, entry);
         if (!selection) continue;
         const granted = applyRule(s, rule, selection, options);
         if (entry) noteOutcome(entry, granted);
@@ -104,7 +104,7 @@ function explainBest(rank: CompiledRank, s: EngineState, groupHolds: readonly bo
   const tried: Array<{ entry: RuleExplanation; granted: number }> = [];
   for (const rule of rank.rules) {
     const entry = explain(rule);
-    const selection = select(rule, s, groupHolds, candidateLines(rule, s), entry);
+    const selection = select(rule, s, groupHolds, entry);
     if (!selection) continue;
     const granted = tryRule(s, rule, selection, options);
     if (granted === CouponMissing) {
@@ -177,13 +177,13 @@ function selectionOf(rule: CompiledRule, s: EngineState): Selection | null {
 }
 
 /** The lines a rule acts on when its group and its condition hold, else null (with the reason in its explanation). */
-function select(rule: CompiledRule, s: EngineState, groupHolds: readonly boolean[], candidates: Selection | null, entry: RuleExplanation | undefined): Selection | null {
+function select(rule: CompiledRule, s: EngineState, groupHolds: readonly boolean[], entry: RuleExplanation | undefined): Selection | null {
   if (!groupHolds[rule.groupIndex]) {
     if (entry) entry.skippedReason = 'group_condition_failed';
     return null;
   }
   // A rule that needs SKUs the cart does not have cannot hold: known without evaluating it.
-  const selection = candidates === null ? null : selectionOf(rule, s);
+  const selection = candidateLines(rule, s) === null ? null : selectionOf(rule, s);
   if (entry) {
     if (selection) entry.conditionHeld = true;
     else entry.skippedReason = 'condition_failed';
