@@ -3,7 +3,7 @@ import t from 'tap';
 import { priceCart, type Catalog, type CatalogEntry, type CartContext } from '../src/domain/cart.js';
 import type { PriceV2 } from '../src/domain/pricing.js';
 import canonicalize from 'canonicalize';
-import { canonicalCheckoutInfo, inCanonicalOrder, signCheckoutInfo, verifyCheckoutInfo } from '../src/domain/signature.js';
+import { canonicalCheckoutInfo, lineItemText, signCheckoutInfo, verifyCheckoutInfo } from '../src/domain/signature.js';
 import { taxIncluded } from '../src/domain/tax.js';
 import { LineItem, type CartItem, type CheckoutInfo } from '../subjects/checkout.js';
 import { PriceModifier } from '../subjects/promotions.js';
@@ -202,11 +202,28 @@ function changeLine(info: CheckoutInfo, edit: (line: LineItem) => void): boolean
 
 
 t.test('line items are written with every member of the schema, in canonical order', async (t) => {
-  const line = Object.fromEntries(Object.keys(LineItem.shape).map((key) => [key, key === 'priceModifiers' ? [Object.fromEntries(Object.keys(PriceModifier.shape).map((k) => [k, k]))] : key]));
-  const ordered = inCanonicalOrder(line as unknown as LineItem);
-  t.same(Object.keys(ordered), Object.keys(LineItem.shape).sort());
-  t.same(Object.keys(ordered.priceModifiers![0]!), Object.keys(PriceModifier.shape).sort());
-  t.same(ordered, line, 'every value kept');
+  // Required<>: a member added to the schema must be added here (and to lineItemText).
+  const modifier: Required<PriceModifier> = { name: 'n', method: 'promotion', action: 'modify', price: 1, percentage: 2.5, ruleID: 'r' };
+  const line: Required<LineItem> = {
+    id: 'i', type: 'promotion', refersTo: 'r', sku: 's', amount: 1, weight: 2, weightUnit: 'g', referenceUnit: 'kg', units: 3, price: -4,
+    priceOrigin: 'master', totalPrice: -4, name: 'n', taxRate: '19', scannedCode: 'c', saleRestriction: '', fulfillmentType: 'f',
+    discountID: 'd', discountRuleID: 'dr', couponID: 'k', discountType: 'percentage', discountValue: 4, discountPercentage: 12.5,
+    priceModifiers: [modifier], redeemed: true,
+  };
+  const text = lineItemText(line);
+  t.equal(text, canonicalize(line));
+  const written = JSON.parse(text) as Record<string, unknown> & { priceModifiers: object[] };
+  t.same(Object.keys(written), Object.keys(LineItem.shape).sort());
+  t.same(Object.keys(written.priceModifiers[0]!), Object.keys(PriceModifier.shape).sort());
+});
+
+t.test('a line item value without a JSON form is refused, not written', async (t) => {
+  const line = { id: 'i', type: 'default', refersTo: null, sku: 's', amount: 1, weight: 0, units: 0, price: 1, priceOrigin: 'master', totalPrice: 1, name: 'n', taxRate: '19', scannedCode: '', saleRestriction: '' } satisfies LineItem;
+  t.throws(() => lineItemText({ ...line, price: Number.NaN }), TypeError);
+  t.throws(() => lineItemText({ ...line, totalPrice: Number.POSITIVE_INFINITY }), TypeError);
+  t.throws(() => lineItemText({ ...line, name: 'a\ud800b' }), TypeError);
+  t.throws(() => lineItemText({ ...line, sku: undefined as unknown as string }), TypeError);
+  t.equal(lineItemText({ ...line, name: 'quote " backslash \\ tab \t' }), canonicalize({ ...line, name: 'quote " backslash \\ tab \t' }));
 });
 
 /** A promotion line as the engine writes them, with random discount fields and price modifiers. */

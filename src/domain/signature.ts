@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { CheckoutInfo, Price, ShopInformation, type LineItem } from '../../subjects/checkout.js';
+import type { PriceModifier } from '../../subjects/promotions.js';
 import { AppError } from '../errors.js';
 
 /**
@@ -92,46 +93,13 @@ export function verifyCheckoutInfo(info: { createdAt?: unknown }, signature: str
  * (the customer, payment methods, violations) go through `canonicalize`. Verification, which must
  * accept any JSON a client sends back, always uses `canonicalize`.
  *
- * Line items, most of the text, are copied into objects whose members come in canonical order and
- * written by JSON.stringify, which writes strings and numbers as RFC 8785 does, skips undefined
- * members, and is native code (twice as fast as writing them member by member here).
+ * Line items, most of the text, are written by lineItemText, member by member.
  */
 type MemberOrder = ReadonlyArray<readonly [key: string, quoted: string]>;
 const orderOf = (shape: object): MemberOrder => Object.keys(shape).sort().map((key) => [key, JSON.stringify(key)] as const);
 const InfoMembers = orderOf(CheckoutInfo.shape);
 const ShopMembers = orderOf(ShopInformation.shape);
 const PriceMembers = orderOf(Price.shape);
-
-/** A line item with its members in canonical order (the list below is checked against the schema by a test). */
-export function inCanonicalOrder(l: LineItem): LineItem {
-  return {
-    amount: l.amount,
-    couponID: l.couponID,
-    discountID: l.discountID,
-    discountPercentage: l.discountPercentage,
-    discountRuleID: l.discountRuleID,
-    discountType: l.discountType,
-    discountValue: l.discountValue,
-    fulfillmentType: l.fulfillmentType,
-    id: l.id,
-    name: l.name,
-    price: l.price,
-    priceModifiers: l.priceModifiers?.map((m) => ({ action: m.action, method: m.method, name: m.name, percentage: m.percentage, price: m.price, ruleID: m.ruleID })),
-    priceOrigin: l.priceOrigin,
-    redeemed: l.redeemed,
-    referenceUnit: l.referenceUnit,
-    refersTo: l.refersTo,
-    saleRestriction: l.saleRestriction,
-    scannedCode: l.scannedCode,
-    sku: l.sku,
-    taxRate: l.taxRate,
-    totalPrice: l.totalPrice,
-    type: l.type,
-    units: l.units,
-    weight: l.weight,
-    weightUnit: l.weightUnit,
-  };
-}
 
 export function canonicalCheckoutInfo(info: CheckoutInfo): string {
   return members(info, InfoMembers, (key, value) => {
@@ -149,21 +117,55 @@ export function canonicalCheckoutInfo(info: CheckoutInfo): string {
 }
 
 function lineItemsText(lines: readonly LineItem[]): string {
-  const ordered = lines.map(inCanonicalOrder);
-  const text = JSON.stringify(ordered);
-  // Where JSON.stringify and RFC 8785 part: a number that is not finite (written as null), a lone
-  // surrogate (escaped as \udxxx; only it and control characters get a \u escape). Such lines are
-  // canonicalize's to refuse.
-  if (text.includes('\\u') || !lines.every(finiteNumbers)) {
-    if (canonicalize(ordered) !== text) throw new TypeError('a line item without a canonical form');
-  }
-  return text;
+  let text = '[';
+  for (let i = 0; i < lines.length; i++) text += i ? `,${lineItemText(lines[i]!)}` : lineItemText(lines[i]!);
+  return `${text}]`;
 }
 
-function finiteNumbers(l: LineItem): boolean {
-  const modifiers = l.priceModifiers?.reduce((sum, m) => sum + m.price + (m.percentage ?? 0), 0) ?? 0;
-  // A sum of finite numbers of the size of prices is finite; one NaN or Infinity makes it not.
-  return Number.isFinite(l.amount + l.weight + l.units + l.price + l.totalPrice + (l.discountValue ?? 0) + (l.discountPercentage ?? 0) + modifiers);
+/**
+ * A line item's canonical text: its members in canonical (UTF-16) order, the optional ones when
+ * set, written with template strings (a test checks the list against the schema). Twice as fast as
+ * JSON.stringify of a copy in canonical order; a checkout info writes each of its lines once.
+ */
+export function lineItemText(l: LineItem): string {
+  let t = `{"amount":${num(l.amount)}`;
+  if (l.couponID !== undefined) t += `,"couponID":${str(l.couponID)}`;
+  if (l.discountID !== undefined) t += `,"discountID":${str(l.discountID)}`;
+  if (l.discountPercentage !== undefined) t += `,"discountPercentage":${num(l.discountPercentage)}`;
+  if (l.discountRuleID !== undefined) t += `,"discountRuleID":${str(l.discountRuleID)}`;
+  if (l.discountType !== undefined) t += `,"discountType":${str(l.discountType)}`;
+  if (l.discountValue !== undefined) t += `,"discountValue":${num(l.discountValue)}`;
+  if (l.fulfillmentType !== undefined) t += `,"fulfillmentType":${str(l.fulfillmentType)}`;
+  t += `,"id":${str(l.id)},"name":${str(l.name)},"price":${num(l.price)}`;
+  if (l.priceModifiers !== undefined) t += `,"priceModifiers":[${l.priceModifiers.map(modifierText).join(',')}]`;
+  t += `,"priceOrigin":${str(l.priceOrigin)}`;
+  if (l.redeemed !== undefined) t += `,"redeemed":${l.redeemed === true}`;
+  if (l.referenceUnit !== undefined) t += `,"referenceUnit":${str(l.referenceUnit)}`;
+  t += `,"refersTo":${l.refersTo === null ? 'null' : str(l.refersTo)},"saleRestriction":${str(l.saleRestriction)},"scannedCode":${str(l.scannedCode)}`;
+  t += `,"sku":${str(l.sku)},"taxRate":${str(l.taxRate)},"totalPrice":${num(l.totalPrice)},"type":${str(l.type)},"units":${num(l.units)},"weight":${num(l.weight)}`;
+  if (l.weightUnit !== undefined) t += `,"weightUnit":${str(l.weightUnit)}`;
+  return `${t}}`;
+}
+
+function modifierText(m: PriceModifier): string {
+  const percentage = m.percentage === undefined ? '' : `,"percentage":${num(m.percentage)}`;
+  return `{"action":${str(m.action)},"method":${str(m.method)},"name":${str(m.name)}${percentage},"price":${num(m.price)},"ruleID":${str(m.ruleID)}}`;
+}
+
+/** What a JSON string escapes (and lone surrogates, which have no canonical form). */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const NeedsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as RFC 8785 writes it: as it is when it needs no escape. */
+function str(value: string): string {
+  if (typeof value !== 'string') throw new TypeError('a line item member that should be a string is not one');
+  return NeedsEscape.test(value) ? text(value) : `"${value}"`;
+}
+
+/** A number as RFC 8785 (and JSON.stringify) writes it: the shortest text that reads back as the same number. */
+function num(value: number): string {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new TypeError('a line item number without a JSON form');
+  return `${value}`;
 }
 
 function members(record: object, order: MemberOrder, write: (key: string, value: unknown) => string): string {
