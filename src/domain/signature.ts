@@ -152,14 +152,10 @@ function modifierText(m: PriceModifier): string {
   return `{"action":${str(m.action)},"method":${str(m.method)},"name":${str(m.name)}${percentage},"price":${num(m.price)},"ruleID":${str(m.ruleID)}}`;
 }
 
-/** What a JSON string escapes (and lone surrogates, which have no canonical form). */
-// eslint-disable-next-line no-control-regex -- control characters are what it looks for
-const NeedsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
-
-/** A string as RFC 8785 writes it: as it is when it needs no escape. */
+/** A line item member that must be a string, as text() writes it. */
 function str(value: string): string {
   if (typeof value !== 'string') throw new TypeError('a line item member that should be a string is not one');
-  return NeedsEscape.test(value) ? text(value) : `"${value}"`;
+  return text(value);
 }
 
 /** A number as RFC 8785 (and JSON.stringify) writes it: the shortest text that reads back as the same number. */
@@ -194,8 +190,13 @@ function perRate(map: Record<string, number>): string {
     .join(',')}}`;
 }
 
-/** As canonicalize writes a string: JSON.stringify, refusing lone surrogates. */
+/** What a JSON string escapes (and lone surrogates, which have no canonical form). */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const NeedsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** As canonicalize writes a string: as it is when it needs no escape, else JSON.stringify, refusing lone surrogates. */
 function text(value: string): string {
+  if (!NeedsEscape.test(value)) return `"${value}"`;
   if (!value.isWellFormed()) throw new TypeError('a string with a lone surrogate has no canonical form');
   return JSON.stringify(value);
 }
