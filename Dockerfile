@@ -5,6 +5,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --omit=optional
 COPY tsconfig.json tsconfig.build.json ./
+COPY service service
 COPY src src
 COPY actors actors
 COPY subjects subjects
@@ -23,4 +24,4 @@ USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "--enable-source-maps", "--max-semi-space-size=32", "dist/src/main.js"]
+CMD ["node", "--enable-source-maps", "--max-semi-space-size=32", "dist/service/main.js"]

@@ -12,6 +12,17 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
+  // The arrows run one way (service/README.md): service → src/edge, actors → src → subjects.
+  ...[
+    { files: ['subjects/**/*.ts'], rooms: ['src', 'actors', 'service'], why: 'the contract depends on no domain code: shared value formats live in subjects/formats' },
+    { files: ['src/**/*.ts'], rooms: ['actors', 'service'], why: 'only the composition root (service/) knows the workers' },
+    { files: ['actors/**/*.ts'], rooms: ['service', 'src/edge'], why: 'workers never import the edge or the composition root' },
+  ].map(({ files, rooms, why }) => ({
+    files,
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: `^(\\.\\./)+(${rooms.join('|')})/`, message: why }] }],
+    },
+  })),
   {
     // Tests read arbitrary JSON answers and assert on their shape.
     files: ['test/**/*.ts'],

@@ -30,7 +30,7 @@ import { createSystemActor } from './system/handler.js';
 
 export interface WorkerDeps {
   sql: Sql;
-  /** The pool of the checkout workers (see service.ts). */
+  /** The pool of the checkout workers (see service/start.ts). */
   checkoutSql: Sql;
   nc: NatsConnection;
   publisher: Publisher;

@@ -15,7 +15,7 @@ import { createLogger } from '../src/logger.js';
 
 /**
  * What every scenario stands on: a fresh database on BENCH_DATABASE_URL's server, a nats-server of
- * its own, and the service started as operators start it (dist/src/main.js) in its own process.
+ * its own, and the service started as operators start it (dist/service/main.js) in its own process.
  */
 export const AdminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const Secret = 'bench-secret-that-is-long-enough-for-hs256-0123456789';
@@ -81,8 +81,8 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
     ...env,
   };
   const processes = options.topology === 'split'
-    ? [spawnNode('dist/src/main.js', [], { ...serviceEnv, ROLE: 'workers' }), spawnNode('dist/src/main.js', [], { ...serviceEnv, ROLE: 'edge' })]
-    : [spawnNode('dist/src/main.js', [], serviceEnv)];
+    ? [spawnNode('dist/service/main.js', [], { ...serviceEnv, ROLE: 'workers' }), spawnNode('dist/service/main.js', [], { ...serviceEnv, ROLE: 'edge' })]
+    : [spawnNode('dist/service/main.js', [], serviceEnv)];
   for (const child of processes) cleanups.push(() => stopProcess(child));
   const base = `http://127.0.0.1:${port}`;
   await waitUntilHealthy(base, processes);

@@ -1,18 +1,10 @@
 import { z } from 'zod';
+import { isTimeZone } from '../subjects/formats/time.js';
 
 /**
  * The whole configuration, parsed once at start from the environment.
  * Every option states its default here; the README's configuration table mirrors this file.
  */
-
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 // Compose files and shells often pass `FOO=` for "unset": an empty value counts as absent.
 const variable = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isTimeZone, parseDuration, Weekdays } from '../src/domain/closings/schedule.js';
+import { isTimeZone, parseDuration, Weekdays } from './formats/time.js';
 import { Href, ProjectId, subjectToken } from './common.js';
 import { endpoint } from './contract.js';
 import { OrderShop } from './orders.js';

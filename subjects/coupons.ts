@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pathSafeId, ProjectId, SelfLinks } from './common.js';
 import { endpoint, type Codec } from './contract.js';
-import { findUnstorableText } from '../src/json.js';
+import { findUnstorableText } from './formats/json.js';
 
 /**
  * Coupons: the spec's Coupon plus what the public app SDKs decode (their coupon lists fail whole on

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseAmount } from '../src/domain/money.js';
+import { parseAmount } from './formats/money.js';
 import { Done, Href, pathSafeId, ProjectId, SelfLinks } from './common.js';
 import { endpoint } from './contract.js';
 import { Sku } from './products.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Units } from '../src/domain/units.js';
+import { Units } from './formats/units.js';
 import { Done, ProjectId } from './common.js';
 import { endpoint } from './contract.js';
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { fireInstant, latestFireAtOrBefore, wallTimeOf, Weekdays } from '../src/domain/closings/schedule.js';
+import { Weekdays } from '../subjects/formats/time.js';
+import { fireInstant, latestFireAtOrBefore, wallTimeOf } from '../src/domain/closings/schedule.js';
 import { orderRates } from '../src/domain/closings/order-rates.js';
 import { decimal } from '../src/domain/dsfinvk/csv.js';
 import { vatKeyOf } from '../src/domain/dsfinvk/codes.js';

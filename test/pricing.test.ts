@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { formatAmount, parseAmount, roundHalfAwayFromZero } from '../src/domain/money.js';
+import { formatAmount, parseAmount } from '../subjects/formats/money.js';
+import { roundHalfAwayFromZero } from '../src/domain/money.js';
 import { resolvePrice, shopCategoryOrder, type LegacyPrice, type PriceQuery, type PriceV2, type ProductPrices } from '../src/domain/pricing.js';
 
 const now = new Date('2026-11-21T12:00:00Z');

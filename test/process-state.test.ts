@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import { decidePosUpdate, posView, pricingFromPos } from '../actors/checkout-process/pos.js';
 import { decide, finishedOrderState, isFinished, movePayment, PaymentMoves, type Command, type ProcessRecord } from '../actors/checkout-process/state.js';
-import { mergePatch } from '../src/json.js';
+import { mergePatch } from '../subjects/formats/json.js';
 import type { CheckoutInfo } from '../subjects/checkout.js';
 import { PaymentStates, type PaymentState } from '../subjects/checkout-process.js';
 

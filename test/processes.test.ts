@@ -22,7 +22,7 @@ async function tempDir(t: Test): Promise<string> {
 t.test('npm start with no configuration serves /health 200 on embedded Postgres and a spawned nats-server, and stops cleanly', async (t) => {
   const dataDir = await tempDir(t);
   const port = await freePort();
-  const service = runBuilt(t, 'src/main.js', { DATA_DIR: dataDir, PORT: String(port) });
+  const service = runBuilt(t, 'service/main.js', { DATA_DIR: dataDir, PORT: String(port) });
 
   const health = await waitForHttp(`http://127.0.0.1:${port}/health`, 60_000, service);
   t.equal(health.status, 200, service.output());
@@ -46,7 +46,7 @@ t.test('npm start with no configuration serves /health 200 on embedded Postgres 
 });
 
 t.test('exits with one clear line when nats-server cannot be found', async (t) => {
-  const service = runBuilt(t, 'src/main.js', { DATA_DIR: await tempDir(t), PORT: String(await freePort()), NATS_SERVER_BIN: '/nonexistent/nats-server' });
+  const service = runBuilt(t, 'service/main.js', { DATA_DIR: await tempDir(t), PORT: String(await freePort()), NATS_SERVER_BIN: '/nonexistent/nats-server' });
   t.equal(await service.exited, 1);
   const lines = service.output().trim().split('\n');
   t.equal(lines.length, 1, service.output());
@@ -56,7 +56,7 @@ t.test('exits with one clear line when nats-server cannot be found', async (t) =
 t.test('exits with one clear line when the embedded Postgres could not enter the data directory', async (t) => {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'cp-closed-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const service = runBuilt(t, 'src/main.js', { DATA_DIR: dataDir, PORT: String(await freePort()) });
+  const service = runBuilt(t, 'service/main.js', { DATA_DIR: dataDir, PORT: String(await freePort()) });
   t.equal(await service.exited, 1);
   const lines = service.output().trim().split('\n');
   t.match(lines.at(-1), /^checkout-platform: embedded Postgres runs as the postgres user, which cannot enter .*chmod o\+x/);
@@ -64,7 +64,7 @@ t.test('exits with one clear line when the embedded Postgres could not enter the
 });
 
 t.test('exits with one clear line on an invalid configuration', async (t) => {
-  const service = runBuilt(t, 'src/main.js', { PORT: 'eighty', ROLE: 'edge' });
+  const service = runBuilt(t, 'service/main.js', { PORT: 'eighty', ROLE: 'edge' });
   t.equal(await service.exited, 1);
   t.match(service.output().trim(), /^checkout-platform: invalid configuration: PORT: /);
 });
@@ -73,8 +73,8 @@ t.test('runs the edge and the workers as separate processes', async (t) => {
   const infra = await provisionInfrastructure(t);
   const port = await freePort();
   const common = { NATS_URL: infra.natsUrl, JWT_SECRET: TestSecret, LOG_LEVEL: 'warn' };
-  const workers = runBuilt(t, 'src/main.js', { ...common, ROLE: 'workers', DATABASE_URL: infra.databaseUrl });
-  const edge = runBuilt(t, 'src/main.js', { ...common, PORT: String(port) }, ['--role', 'edge']);
+  const workers = runBuilt(t, 'service/main.js', { ...common, ROLE: 'workers', DATABASE_URL: infra.databaseUrl });
+  const edge = runBuilt(t, 'service/main.js', { ...common, PORT: String(port) }, ['--role', 'edge']);
 
   const base = `http://127.0.0.1:${port}`;
   let health = await waitForHttp(`${base}/health`, 30_000, edge);
@@ -108,7 +108,7 @@ t.test('serves HTTPS directly with TLS_CERT_FILE and TLS_KEY_FILE', async (t) =>
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
   const infra = await provisionInfrastructure(t);
   const port = await freePort();
-  const service = runBuilt(t, 'src/main.js', {
+  const service = runBuilt(t, 'service/main.js', {
     NATS_URL: infra.natsUrl,
     DATABASE_URL: infra.databaseUrl,
     JWT_SECRET: TestSecret,

@@ -16,7 +16,7 @@ import { startTestService, TestCheckoutSecret, TestSecret } from './support/serv
 const svc = await startTestService(t, { env: { ROLE: 'edge', REQUEST_TIMEOUT_MS: '1500' } });
 
 const startWorkers = async (): Promise<ServiceProcess> => {
-  const workers = runBuilt(t, 'src/main.js', {
+  const workers = runBuilt(t, 'service/main.js', {
     ROLE: 'workers',
     NATS_URL: svc.natsUrl,
     DATABASE_URL: svc.databaseUrl,

@@ -1,4 +1,4 @@
-import { parseAmount } from '../../src/domain/money.js';
+import { parseAmount } from '../../subjects/formats/money.js';
 import { DefaultCategory, shopCategoryOrder, type LegacyPrice, type PriceV2 as DomainPrice, type ProductPrices } from '../../src/domain/pricing.js';
 import { inTransaction, jsonParam, type Sql, type TransactionSql } from '../../src/infra/postgres.js';
 import type { CategoryPricing, LegacyPrice as StoredLegacyPrice, PriceBatchItem, PricingCategoryInput, PricingInput, PriceV2 } from '../../subjects/pricing.js';

@@ -1,8 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { LineItem } from '../../subjects/checkout.js';
-import type { FulfillmentError, FulfillmentState } from '../../subjects/checkout-process.js';
-import type { CallOutcome, FulfillmentCall, FulfillmentLineItem, FulfillmentUpdate } from '../../subjects/fulfillments.js';
-import { isFinished, movePayment, refused, type ChangeEvent, type Decision, type ProcessRecord } from './state.js';
+import type { FulfillmentState } from '../../subjects/checkout-process.js';
+import type { CallOutcome, FulfillmentCall, FulfillmentUpdate } from '../../subjects/fulfillments.js';
+import {
+  isFinished,
+  movePayment,
+  refused,
+  type ChangeEvent,
+  type Decision,
+  type FulfillmentJobRef,
+  type FulfillmentRecord,
+  type ProcessRecord,
+} from './state.js';
 
 /**
  * The fulfillments of a checkout process as pure rules. A fulfillment is part of its process: the
@@ -22,26 +31,9 @@ import { isFinished, movePayment, refused, type ChangeEvent, type Decision, type
  * - A failed or timed-out reservation fails a process that is still open (its payment can no
  *   longer succeed); a paid process whose goods cannot be handed out says so with the event
  *   `undeliverable` (a refund case).
+ *
+ * Their records (FulfillmentRecord) are part of the process record in state.ts.
  */
-export interface FulfillmentRecord {
-  id: string;
-  type: string;
-  state: FulfillmentState;
-  refersTo: string[];
-  lineItems: FulfillmentLineItem[];
-  errors: FulfillmentError[];
-  serviceID?: string;
-  /** Calls queued as jobs (each at most once). */
-  queued: FulfillmentCall[];
-  /** Calls whose answer is recorded (a redelivered job finds its answer here and does nothing). */
-  answered: FulfillmentCall[];
-}
-
-export interface FulfillmentJobRef {
-  fulfillmentID: string;
-  call: FulfillmentCall;
-}
-
 /** One fulfillment per fulfillmentType among the line items, each with its allocation queued. */
 export function newFulfillments(lineItems: readonly LineItem[]): { fulfillments: FulfillmentRecord[]; jobs: FulfillmentJobRef[] } {
   const byType = new Map<string, LineItem[]>();

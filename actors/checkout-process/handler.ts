@@ -14,9 +14,9 @@ import { receiptJob } from '../../subjects/receipts.js';
 import { pos } from '../../subjects/pos.js';
 import { decidePosUpdate, posView } from './pos.js';
 import * as db from './sql.js';
-import { decide, decideAll, finishedOrderState, isFinished, type ChangeEvent, type Command, type Decision, type ProcessRecord } from './state.js';
+import { decide, decideAll, finishedOrderState, isFinished, type ChangeEvent, type Command, type Decision, type FulfillmentJobRef, type ProcessRecord } from './state.js';
 import { couponsToRedeem, redeemCoupons } from './coupons.js';
-import { decideAnswer, decideCalling, decideServiceUpdate, fulfillmentOf, hasFulfillmentUnderWay, newFulfillments, withFulfillmentEffects, type FulfillmentJobRef } from './fulfillments.js';
+import { decideAnswer, decideCalling, decideServiceUpdate, fulfillmentOf, hasFulfillmentUnderWay, newFulfillments, withFulfillmentEffects } from './fulfillments.js';
 import { fulfillmentView, orderEventPayload, processEventPayload, toCheckoutProcess, toOrder } from './views.js';
 
 export interface CheckoutProcessDeps {

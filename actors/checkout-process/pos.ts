@@ -2,7 +2,7 @@ import canonicalize from 'canonicalize';
 import type { Pricing, PricingLine } from '../../subjects/checkout-process.js';
 import { PosCheckoutProcessInput, type PosCheckoutProcess, type PosCheckoutProcessInput as PosTarget, type PosState, type TaxShare } from '../../subjects/pos.js';
 import { AppError } from '../../src/errors.js';
-import { isRecord, mergePatch } from '../../src/json.js';
+import { isRecord, mergePatch } from '../../subjects/formats/json.js';
 import { finishedMessage, isFinished, movePayment, refused, supervisedByPos, type Decision, type ProcessRecord } from './state.js';
 
 /**

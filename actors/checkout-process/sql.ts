@@ -3,8 +3,7 @@ import type { CheckoutInfo } from '../../subjects/checkout.js';
 import type { PaymentState, Pricing } from '../../subjects/checkout-process.js';
 import type { Order } from '../../subjects/orders.js';
 import { outboxRows, type OutboxEvent } from '../outbox/sql.js';
-import type { FulfillmentRecord } from './fulfillments.js';
-import type { JsonObject, PosNotes, ProcessRecord } from './state.js';
+import type { FulfillmentRecord, JsonObject, PosNotes, ProcessRecord } from './state.js';
 
 export type { OutboxEvent };
 

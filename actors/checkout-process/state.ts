@@ -1,11 +1,10 @@
 import canonicalize from 'canonicalize';
 import { checkoutPrice } from '../../src/domain/tax.js';
 import type { CheckoutInfo } from '../../subjects/checkout.js';
-import type { PaymentState, Pricing } from '../../subjects/checkout-process.js';
+import type { FulfillmentError, FulfillmentState, PaymentState, Pricing } from '../../subjects/checkout-process.js';
 import type { CheckoutProcessEventName, PosEventName } from '../../subjects/events.js';
-import type { FulfillmentEventName } from '../../subjects/fulfillments.js';
+import type { FulfillmentCall, FulfillmentEventName, FulfillmentLineItem } from '../../subjects/fulfillments.js';
 import type { OrderState } from '../../subjects/orders.js';
-import type { FulfillmentJobRef, FulfillmentRecord } from './fulfillments.js';
 
 /**
  * The checkout process as its actor sees it, and the pure rules that move it. The handler loads a
@@ -61,6 +60,26 @@ export interface ProcessRecord {
   createdAt: Date;
   /** When the payment succeeded. */
   finalizedAt: Date | null;
+}
+
+/** A delivery of the process's goods by a fulfillment service; its rules are in fulfillments.ts. */
+export interface FulfillmentRecord {
+  id: string;
+  type: string;
+  state: FulfillmentState;
+  refersTo: string[];
+  lineItems: FulfillmentLineItem[];
+  errors: FulfillmentError[];
+  serviceID?: string;
+  /** Calls queued as jobs (each at most once). */
+  queued: FulfillmentCall[];
+  /** Calls whose answer is recorded (a redelivered job finds its answer here and does nothing). */
+  answered: FulfillmentCall[];
+}
+
+export interface FulfillmentJobRef {
+  fulfillmentID: string;
+  call: FulfillmentCall;
 }
 
 export type ChangeEvent =

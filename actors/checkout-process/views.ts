@@ -5,8 +5,8 @@ import { orderPath, receiptPath, type Order, type OrderLineItem, type OrderState
 import { posPath } from '../../subjects/pos.js';
 import { posView } from './pos.js';
 import { fulfillmentPath, type Fulfillment, type FulfillmentEvent } from '../../subjects/fulfillments.js';
-import { fulfillmentOf, type FulfillmentRecord } from './fulfillments.js';
-import { isFinished, type ChangeEvent, type ProcessRecord } from './state.js';
+import { fulfillmentOf } from './fulfillments.js';
+import { isFinished, type ChangeEvent, type FulfillmentRecord, type ProcessRecord } from './state.js';
 
 /** The shapes a process record is seen in: the API's process, its order, its events. Pure. */
 

@@ -1,5 +1,5 @@
 import type { Sql } from '../../src/infra/postgres.js';
-import type { Weekday } from '../../src/domain/closings/schedule.js';
+import type { Weekday } from '../../subjects/formats/time.js';
 import type { ClosingScheduleInput, LogFormat, ScheduleMode } from '../../subjects/closings.js';
 import { outboxRows, type OutboxEvent } from '../outbox/sql.js';
 

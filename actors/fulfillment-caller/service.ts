@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { FulfillmentError } from '../../subjects/checkout-process.js';
 import type { CallOutcome, FulfillmentCall, FulfillmentLineItem } from '../../subjects/fulfillments.js';
-import { isRecord, tryParseJson } from '../../src/json.js';
+import { isRecord, tryParseJson } from '../../subjects/formats/json.js';
 
 /**
  * One call to the external fulfillment service, as the spec's table shows it: `POST /service` with

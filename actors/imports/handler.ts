@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Sql } from '../../src/infra/postgres.js';
-import { stringAt } from '../../src/json.js';
+import { stringAt } from '../../subjects/formats/json.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { AvailabilityBatchItem } from '../../subjects/availabilities.js';
 import type { Endpoint } from '../../subjects/contract.js';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { describeUnstorable, findUnstorableText } from '../../src/json.js';
+import { describeUnstorable, findUnstorableText } from '../../subjects/formats/json.js';
 
 /** One line of an import chunk: its parsed item, or why it has none. */
 export type ParsedLine<T> =

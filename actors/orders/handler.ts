@@ -3,7 +3,7 @@ import { AppError } from '../../src/errors.js';
 import type { Sql } from '../../src/infra/postgres.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { orders } from '../../subjects/orders.js';
-import { tryParseJson } from '../../src/json.js';
+import { tryParseJson } from '../../subjects/formats/json.js';
 import * as db from './sql.js';
 
 export interface OrdersDeps {

@@ -4,7 +4,7 @@ import { interpretCode, type EmbeddedValue } from './codes.js';
 import { divideRounded } from './money.js';
 import { resolvePrice, type ProductPrices } from './pricing.js';
 import { checkoutPrice, type Price } from './tax.js';
-import { isUnit, unitRatio } from './units.js';
+import { isUnit, unitRatio } from '../../subjects/formats/units.js';
 
 /**
  * Prices a cart: every item found, checked and priced, deposits added, taxes summed. Pure: the

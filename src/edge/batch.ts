@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { Endpoint } from '../../subjects/contract.js';
 import type { ImportChunk } from '../../subjects/imports.js';
 import { AppError, isAppError } from '../errors.js';
-import { stringAt, tryParseJson } from '../json.js';
+import { stringAt, tryParseJson } from '../../subjects/formats/json.js';
 import { asJsonText, jsonArray, ndjson as ndjsonStream } from './streams.js';
 import type { ServiceClient } from '../messaging/client.js';
 

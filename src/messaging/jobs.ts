@@ -3,7 +3,7 @@ import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
-import { tryParseJson } from '../json.js';
+import { tryParseJson } from '../../subjects/formats/json.js';
 import type { Logger } from '../logger.js';
 import { JobStream } from '../../subjects/jobs.js';
 

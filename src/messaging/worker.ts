@@ -2,7 +2,7 @@ import { headers, type Msg, type NatsConnection, type Subscription } from '@nats
 import type { Logger } from 'pino';
 import { ErrorHeaders, type Endpoint, type ParsedRequestOf, type ReplyOf } from '../../subjects/contract.js';
 import { AppError, isAppError } from '../errors.js';
-import { describeUnstorable, findUnstorableText } from '../json.js';
+import { describeUnstorable, findUnstorableText } from '../../subjects/formats/json.js';
 import type { Publisher } from './publisher.js';
 
 /**

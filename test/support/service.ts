@@ -12,7 +12,7 @@ import { freePort } from '../../src/infra/processes.js';
 import { startNatsServer } from '../../src/infra/nats.js';
 import { pino } from 'pino';
 import { createLogger } from '../../src/logger.js';
-import { startService, type RunningService } from '../../src/service.js';
+import { startService, type RunningService } from '../../service/start.js';
 import { createTestDatabase } from './database.js';
 import { createHttpClient, type HttpClient } from './http.js';
 

@@ -1,3 +1,5 @@
+import { Weekdays, type Weekday } from '../../../subjects/formats/time.js';
+
 /**
  * When a closing schedule fires, in its own time zone. Pure: the trigger passes the clock in.
  *
@@ -7,9 +9,6 @@
  * the next minute that exists (03:00); a wall time the zone has twice (02:30 on the fall-back
  * Sunday) fires once, at its first occurrence.
  */
-
-export const Weekdays = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
-export type Weekday = (typeof Weekdays)[number];
 
 export interface FireSpec {
   days: readonly Weekday[];
@@ -46,17 +45,6 @@ function formatterOf(zone: string): Intl.DateTimeFormat {
     formatters.set(zone, formatter);
   }
   return formatter;
-}
-
-/** Whether a name is an IANA zone (Europe/Berlin, UTC, America/Argentina/Buenos_Aires), not an offset. */
-export function isTimeZone(name: string): boolean {
-  if (!/^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/.test(name) || /^[+-]/.test(name)) return false;
-  try {
-    formatterOf(name);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The wall time of an instant in a zone, as milliseconds of the same wall time read as UTC. */
@@ -141,10 +129,3 @@ export function latestFireAtOrBefore(spec: FireSpec, now: Date): Date | undefine
   return undefined;
 }
 
-/** `1h30m`, `90m`, `45s`, `1h0m0s` (the form `<h>h<m>m<s>s`, each part optional): milliseconds, or undefined. */
-export function parseDuration(text: string): number | undefined {
-  const match = /^(?:(\d{1,6})h)?(?:(\d{1,7})m)?(?:(\d{1,9})s)?$/.exec(text);
-  if (!match || text === '') return undefined;
-  const [, h = '0', m = '0', s = '0'] = match;
-  return ((Number(h) * 60 + Number(m)) * 60 + Number(s)) * 1000;
-}

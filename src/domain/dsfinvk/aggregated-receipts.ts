@@ -1,4 +1,4 @@
-import { formatAmount } from '../money.js';
+import { formatAmount } from '../../../subjects/formats/money.js';
 import { orderRates } from '../closings/order-rates.js';
 import type { ClosingOrder } from '../closings/totals.js';
 

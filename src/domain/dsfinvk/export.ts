@@ -1,4 +1,4 @@
-import { minorUnitDigits } from '../money.js';
+import { minorUnitDigits } from '../../../subjects/formats/money.js';
 import { wallTimeOf } from '../closings/schedule.js';
 import { AlwaysListedVatKeys, countryCodeOf, paymentTypeOf, StandardVatKeys, vatKeyOf, type VatKey } from './codes.js';
 import { headerOf, idOf, rowWriter, type Value } from './csv.js';

@@ -1,4 +1,5 @@
-import { divideRounded, minorUnitDigits } from '../money.js';
+import { minorUnitDigits } from '../../../subjects/formats/money.js';
+import { divideRounded } from '../money.js';
 import { includedTax, isDecimalRate, orderRates, type RateFigures } from '../closings/order-rates.js';
 import type { ClosingOrder } from '../closings/totals.js';
 import { businessCaseOf, vatKeyOf } from './codes.js';

@@ -1,4 +1,4 @@
-import { minorUnitDigits, parseAmount } from '../money.js';
+import { minorUnitDigits, parseAmount } from '../../../subjects/formats/money.js';
 import { parsePercent, type Fraction } from './rounding.js';
 
 /**

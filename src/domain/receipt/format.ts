@@ -1,5 +1,5 @@
-import { formatAmount, minorUnitDigits } from '../money.js';
-import { isUnit, unitRatio } from '../units.js';
+import { formatAmount, minorUnitDigits } from '../../../subjects/formats/money.js';
+import { isUnit, unitRatio } from '../../../subjects/formats/units.js';
 
 /**
  * How a receipt writes numbers, times and card numbers in the project's locale. Intl formatters

@@ -1,8 +1,8 @@
-import { ConfigError, loadConfig } from './config.js';
-import { EmbeddedPostgresError } from './infra/embedded-postgres.js';
-import { MissingNatsServerError } from './infra/nats.js';
-import { createLogger } from './logger.js';
-import { startService } from './service.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { EmbeddedPostgresError } from '../src/infra/embedded-postgres.js';
+import { MissingNatsServerError } from '../src/infra/nats.js';
+import { createLogger } from '../src/logger.js';
+import { startService } from './start.js';
 
 /**
  * `npm start`: the edge and every worker pool in one process, or one side of them with ROLE=edge /

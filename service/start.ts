@@ -3,19 +3,19 @@ import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { startWorkers } from '../actors/index.js';
 import { system } from '../subjects/system.js';
-import { createTokenVerifier } from './auth/tokens.js';
-import type { Config } from './config.js';
-import { buildEdge, type EdgeApp } from './edge/server.js';
-import type { HealthReport } from './edge/routes/health.js';
-import { startEmbeddedPostgres } from './infra/embedded-postgres.js';
-import { loadMigrations, migrate, migrationsDir } from './infra/migrate.js';
-import { connectNats, startNatsServer } from './infra/nats.js';
-import { connectPostgres } from './infra/postgres.js';
-import { projectRoot } from './infra/project-root.js';
-import { resolveCheckoutSecret, resolveJwtSecret, type Secret } from './secrets.js';
-import type { Logger } from './logger.js';
-import { createServiceClient, type ServiceClient } from './messaging/client.js';
-import { createPublisher, type Publisher } from './messaging/publisher.js';
+import { createTokenVerifier } from '../src/auth/tokens.js';
+import type { Config } from '../src/config.js';
+import { buildEdge, type EdgeApp } from '../src/edge/server.js';
+import type { HealthReport } from '../src/edge/routes/health.js';
+import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.js';
+import { loadMigrations, migrate, migrationsDir } from '../src/infra/migrate.js';
+import { connectNats, startNatsServer } from '../src/infra/nats.js';
+import { connectPostgres } from '../src/infra/postgres.js';
+import { projectRoot } from '../src/infra/project-root.js';
+import { resolveCheckoutSecret, resolveJwtSecret, type Secret } from '../src/secrets.js';
+import type { Logger } from '../src/logger.js';
+import { createServiceClient, type ServiceClient } from '../src/messaging/client.js';
+import { createPublisher, type Publisher } from '../src/messaging/publisher.js';
 
 /**
  * Builds the running service for a role: the HTTP edge, the worker pools, or both. `npm start`,
