@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError) return fail(err.message);
     throw err;
   }
-  const log = createLogger({ level: config.logLevel });
+  const log = createLogger({ level: config.logLevel, format: config.logFormat });
 
   let service;
   try {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isTimeZone } from '../subjects/formats/time.js';
+import { LogFormats } from './logger.js';
 
 /**
  * The whole configuration, parsed once at start from the environment.
@@ -36,6 +37,7 @@ const Environment = z
     JWT_ISSUER: variable(z.string().default('checkout-platform')),
     JWT_AUDIENCE: variable(z.string().default('checkout-platform')),
     LOG_LEVEL: variable(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+    LOG_FORMAT: variable(z.enum(LogFormats).default('auto')),
     REQUEST_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(5000)),
     CHECKOUT_SIGNING_SECRET: variable(z.string().min(32, 'must be at least 32 characters').optional()),
     CHECKOUT_INFO_TTL_SECONDS: variable(z.coerce.number().int().min(1).default(3600)),
@@ -79,6 +81,8 @@ const Configuration = Environment.transform((env) => ({
   dataDir: env.DATA_DIR,
   auth: { jwtSecret: env.JWT_SECRET, jwksUrl: env.JWKS_URL, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE },
   logLevel: env.LOG_LEVEL,
+  /** `auto`: readable lines on a terminal, JSON lines otherwise; `json` and `pretty` force one. */
+  logFormat: env.LOG_FORMAT,
   requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
   checkout: { signingSecret: env.CHECKOUT_SIGNING_SECRET, infoTtlSeconds: env.CHECKOUT_INFO_TTL_SECONDS, cacheMaxEntries: env.CHECKOUT_CACHE_MAX_ENTRIES },
   orders: { maxListRecords: env.ORDERS_LIST_MAX_RECORDS },
