@@ -7,7 +7,13 @@ import { createLogger } from '../../src/logger.js';
  * One fresh database per test file, cloned from a template that holds the migrated schema. The
  * template is named after the migrations' checksums, so a new migration builds a new template once.
  */
-export const AdminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const AdminUrl = adminUrl(process.env.TEST_DATABASE_URL);
+
+/** `embedded` is npm test's word (scripts/test.ts starts that Postgres and passes its URL on). */
+function adminUrl(configured: string | undefined): string {
+  if (configured === 'embedded') throw new Error('TEST_DATABASE_URL=embedded is for npm test, which starts the embedded Postgres: run `npm test -- <file>`');
+  return configured ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+}
 const TemplateLock = 7_420_002;
 const StaleAfterSeconds = 3600;
 
