@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { addCpuSpent, emptyCpuTimes, type CpuTimes, type CpuWatch } from './cpu.js';
 
 /**
  * A closed-loop driver for multi-step flows, which autocannon cannot chain: `concurrency` virtual
@@ -36,6 +37,8 @@ export interface FlowResult {
   failures: number;
   firstFailure?: string;
   steps: StepFigures[];
+  /** CPU time spent in the measured turns, when the run was given a CpuWatch. */
+  cpu?: CpuTimes;
 }
 
 export function createSender(baseUrl: string, sockets: number): { send: Send; close(): void } {
@@ -62,9 +65,11 @@ export interface FlowOptions {
   concurrency: number;
   durationSeconds: number;
   warmupSeconds?: number;
+  /** Measure the CPU time of the measured turns (not the warm-up). */
+  cpu?: CpuWatch;
 }
 
-export async function runFlows<C>(baseUrl: string, flow: FlowDefinition<C>, options: FlowOptions): Promise<FlowResult> {
+export async function runFlows<C>(baseUrl: string, flow: FlowDefinition<C>, options: FlowOptions & { between?: () => Promise<void> }): Promise<FlowResult> {
   const [result] = await runFlowsInTurns(baseUrl, [flow], { ...options, turns: 1 });
   return result!;
 }
@@ -72,7 +77,9 @@ export async function runFlows<C>(baseUrl: string, flow: FlowDefinition<C>, opti
 /**
  * Flows compared with each other, measured in turns (A, B, A, B, ...: `turns` each, of
  * durationSeconds / turns): the drift of a shared machine then weighs on each alike. Between two
- * turns, `between()` lets the work a turn left behind settle (so that it does not load the next).
+ * turns, `between()` lets the work a turn left behind settle (so that it does not load the next);
+ * the CPU a turn costs is read after it, so the background work the flows caused (receipts made
+ * ahead, fulfillment calls) counts as theirs.
  */
 export async function runFlowsInTurns(
   baseUrl: string,
@@ -82,11 +89,15 @@ export async function runFlowsInTurns(
   const { send, close } = createSender(baseUrl, options.concurrency);
   try {
     const tallies = flows.map((flow) => newTally(flow));
+    const cpu = flows.map(() => emptyCpuTimes());
     for (const flow of flows) await drive(send, flow, options.concurrency, options.warmupSeconds ?? 2, newTally(flow));
+    await options.between?.();
     for (let turn = 0; turn < options.turns; turn++) {
       for (const [index, flow] of flows.entries()) {
-        if (turn > 0 || index > 0) await options.between?.();
+        const before = await options.cpu?.sample();
         await drive(send, flow, options.concurrency, options.durationSeconds / options.turns, tallies[index]!);
+        await options.between?.();
+        if (options.cpu && before) addCpuSpent(cpu[index]!, before, await options.cpu.sample());
       }
     }
     return tallies.map((tally, index) => ({
@@ -95,6 +106,7 @@ export async function runFlowsInTurns(
       failures: tally.failures,
       firstFailure: tally.firstFailure,
       steps: flows[index]!.steps.map((step, i) => ({ name: step.name, p50: percentile(tally.timings[i]!, 0.5), p99: percentile(tally.timings[i]!, 0.99) })),
+      ...(options.cpu ? { cpu: cpu[index]! } : {}),
     }));
   } finally {
     close();

@@ -12,6 +12,7 @@ import { startNatsServer } from '../src/infra/nats.js';
 import { freePort } from '../src/infra/processes.js';
 import { projectRoot } from '../src/infra/project-root.js';
 import { createLogger } from '../src/logger.js';
+import { addCpuSpent, cpuWatch, emptyCpuTimes, type CpuTimes, type CpuWatch } from './cpu.js';
 
 /**
  * What every scenario stands on: a fresh database on BENCH_DATABASE_URL's server, a nats-server of
@@ -26,6 +27,8 @@ export interface Bench {
   databaseUrl: string;
   /** The service's process ids (one, or edge and workers). */
   pids: number[];
+  /** CPU time of the service, Postgres, the bench's nats-server and the bench itself (cpu.ts). */
+  cpu: CpuWatch;
   token(request: Omit<TokenRequest, 'ttl'>): Promise<string>;
   /** A process of its own serving `body` on a bare Fastify route: the strict baseline. */
   bareServer(method: string, route: string, body: unknown): Promise<string>;
@@ -66,7 +69,8 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   url.pathname = `/${database}`;
   const databaseUrl = url.toString();
 
-  const nats = await startNatsServer({ storeDir: path.join(dir, 'nats'), log: quiet });
+  const natsStoreDir = path.join(dir, 'nats');
+  const nats = await startNatsServer({ storeDir: natsStoreDir, log: quiet });
   cleanups.push(() => nats.stop());
 
   const port = await freePort();
@@ -94,6 +98,7 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
     url: base,
     databaseUrl,
     pids: processes.map((p) => p.pid ?? 0),
+    cpu: cpuWatch({ servicePids: processes.map((p) => p.pid ?? 0), natsStoreDir }),
     token: (request) => signToken({ ...request, ttl: '2h' }, { secret: Secret, issuer: 'checkout-platform', audience: 'checkout-platform' }),
     async bareServer(method, route, body) {
       const file = path.join(dir, `bare-${randomBytes(4).toString('hex')}.json`);
@@ -173,6 +178,8 @@ export interface LoadResult {
   requests: number;
   errors: number;
   non2xx: number;
+  /** CPU time spent in the measured turns, when the load was given a CpuWatch. */
+  cpu?: CpuTimes;
 }
 
 export interface LoadOptions {
@@ -182,6 +189,8 @@ export interface LoadOptions {
   body?: string;
   connections?: number;
   durationSeconds?: number;
+  /** Measure the CPU time of the measured turns (not the warm-up). */
+  cpu?: CpuWatch;
 }
 
 /** Drives a URL with autocannon: a short warm-up, then the measured run. */
@@ -199,11 +208,15 @@ export async function loadInTurns(targets: readonly LoadOptions[], turns: number
   const drive = (options: LoadOptions, duration: number) =>
     autocannon({ url: options.url, method: options.method ?? 'GET', headers: options.headers, body: options.body, connections: options.connections ?? 50, duration });
   for (const target of targets) await drive(target, 2);
-  const results = targets.map((): LoadResult & { seconds: number } => ({ requestsPerSecond: 0, p50: 0, p99: 0, requests: 0, errors: 0, non2xx: 0, seconds: 0 }));
+  const results = targets.map((t): LoadResult & { seconds: number } => ({
+    requestsPerSecond: 0, p50: 0, p99: 0, requests: 0, errors: 0, non2xx: 0, seconds: 0, ...(t.cpu ? { cpu: emptyCpuTimes() } : {}),
+  }));
   for (let turn = 0; turn < turns; turn++) {
     for (const [index, target] of targets.entries()) {
-      const r = await drive(target, (target.durationSeconds ?? Number(process.env.BENCH_DURATION ?? 10)) / turns);
       const sum = results[index]!;
+      const before = await target.cpu?.sample();
+      const r = await drive(target, (target.durationSeconds ?? Number(process.env.BENCH_DURATION ?? 10)) / turns);
+      if (target.cpu && before && sum.cpu) addCpuSpent(sum.cpu, before, await target.cpu.sample());
       sum.requests += r.requests.total;
       sum.seconds += r.duration;
       sum.errors += r.errors + r.timeouts;

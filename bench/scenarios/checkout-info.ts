@@ -1,4 +1,5 @@
 import { fixtureProduct } from '../fixtures.js';
+import { formatCpu } from '../cpu.js';
 import { formatLoad, load, loadInTurns, startBench, type LoadResult } from '../harness.js';
 import { instoreCode, seedCatalog, sku } from '../seed.js';
 
@@ -55,8 +56,8 @@ export async function checkoutInfoScenario(): Promise<string[]> {
     // Without and with promotions in alternating turns: the drift of a shared machine weighs on both alike.
     const [full, withRules] = (await loadInTurns(
       [
-        { url: `${bench.url}/${project}/checkout/info`, method: 'POST', headers, body },
-        { url: promotionsUrl, method: 'POST', headers: promotionsHeaders, body },
+        { url: `${bench.url}/${project}/checkout/info`, method: 'POST', headers, body, cpu: bench.cpu },
+        { url: promotionsUrl, method: 'POST', headers: promotionsHeaders, body, cpu: bench.cpu },
       ],
       3,
     )) as [LoadResult, LoadResult];
@@ -67,12 +68,14 @@ export async function checkoutInfoScenario(): Promise<string[]> {
     return [
       `checkout info, 10-item cart (${lineItems} line items) against 20000 products, 50 connections`,
       formatLoad('  full path (edge→NATS→worker→PG)', full),
+      formatCpu(full.cpu!, full.requests, 'checkout info'),
       formatLoad('  bare route, in the bench process', bareInProcess),
       formatLoad('  bare route, in its own process', bareOwn),
       `  ratio ${pct(full, bareInProcess)} of the in-process bare route, ${pct(full, bareOwn)} of the own-process one`,
       `  goal ≥ 1500 req/s and p99 ≤ 30 ms: ${full.requestsPerSecond >= 1500 && full.p99 <= 30 && full.non2xx === 0 ? 'met' : 'NOT met'}`,
       `checkout info with an active promotion configuration of ${promotions.rules} rules (${promotions.holding} with conditions that hold; ${promotionLines} promotion lines)`,
       formatLoad('  with promotions', withRules),
+      formatCpu(withRules.cpu!, withRules.requests, 'checkout info'),
       formatLoad('  without promotions (above)', full),
       `  ratio ${pct(withRules, full)} of the req/s without promotions; goal ≥ 75%: ${withRules.requestsPerSecond >= 0.75 * full.requestsPerSecond && withRules.non2xx === 0 ? 'met' : 'NOT met'}`,
     ];

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import type { ClosingSummary, ReportJob } from '../../subjects/closings.js';
+import { cpuSpentBy, formatCpu } from '../cpu.js';
 import { startBench, type Bench } from '../harness.js';
 
 /**
@@ -53,7 +54,7 @@ export async function closingScenario(): Promise<string[]> {
     raw.length = 0;
     await sql`checkpoint`;
 
-    const measured = await closeThroughJob(bench, sql, token, call, 'bench-shop');
+    const { result: measured, spent } = await cpuSpentBy(bench.cpu, () => closeThroughJob(bench, sql, token, call, 'bench-shop'));
     const met = measured.closingMs <= 3000 && measured.exportMs <= 5000 && measured.rssGrowthMb <= 200;
     const s = (ms: number) => `${(ms / 1000).toFixed(2).padStart(6)} s`;
     return [
@@ -61,6 +62,7 @@ export async function closingScenario(): Promise<string[]> {
       `  closing (job posted → done)       ${s(measured.closingMs)}   ${measured.orderCount} orders, total ${(measured.total / 100).toFixed(2)} EUR`,
       `  DSFinV-K export (done → present)  ${s(measured.exportMs)}   zip ${(measured.zipBytes / 1e6).toFixed(1)} MB; written in the worker in ${s(measured.writeMs).trim()}`,
       `  raw select of the same orders     ${s(selectMs)}   ${(rawBytes / 1e6).toFixed(0)} MB of order JSON`,
+      formatCpu(spent, measured.orderCount / 1000, '1000 orders closed and exported'),
       `  service RSS growth                ${`+${measured.rssGrowthMb.toFixed(0)} MB`.padStart(8)}   peak during closing and export (${measured.rssBeforeMb.toFixed(0)} MB before)`,
       `  goal ≤ 3 s closing, ≤ 5 s export, RSS growth ≤ 200 MB: ${met ? 'met' : 'NOT met'}`,
     ];

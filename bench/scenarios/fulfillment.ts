@@ -81,8 +81,7 @@ export async function fulfillmentScenario(): Promise<string[]> {
     // One cart, the only difference being whether its cola comes out of a vending machine.
     const vending = checkoutFlow(project, token, [{ sku: 'VEND-1', amount: 1 }]);
     const shelf = checkoutFlow(project, token, [{ sku: 'SHELF-1', amount: 1 }]);
-    const [without, withVending] = (await runFlowsInTurns(bench.url, [shelf, vending], { concurrency: Concurrency, durationSeconds: duration, turns: 3, between })) as [FlowResult, FlowResult];
-    await between();
+    const [without, withVending] = (await runFlowsInTurns(bench.url, [shelf, vending], { concurrency: Concurrency, durationSeconds: duration, turns: 3, between, cpu: bench.cpu })) as [FlowResult, FlowResult];
 
     standIn.failureRate = 0.2;
     const failing = await runFlows(bench.url, vending, { concurrency: Concurrency, durationSeconds: duration, warmupSeconds: 0 });

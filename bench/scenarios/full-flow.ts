@@ -1,5 +1,6 @@
 import Fastify, { type FastifyReply } from 'fastify';
 import { fixtureProduct } from '../fixtures.js';
+import { formatCpu } from '../cpu.js';
 import { createSender, expectStatus, runFlows, type FlowDefinition, type FlowResult } from '../flows.js';
 import { startBench } from '../harness.js';
 import { instoreCode, seedCatalog, sku } from '../seed.js';
@@ -106,8 +107,7 @@ export async function fullFlowScenario(): Promise<string[]> {
     bare.get('/:project/orders/:id', reply(200, order));
     const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
 
-    const full = await runFlows(bench.url, flow, { concurrency: Concurrency, durationSeconds: duration });
-    await bench.backgroundDone();
+    const full = await runFlows(bench.url, flow, { concurrency: Concurrency, durationSeconds: duration, between: () => bench.backgroundDone(), cpu: bench.cpu });
     const baseline = await runFlows(bareUrl, flow, { concurrency: Concurrency, durationSeconds: duration });
     const worstP99 = Math.max(...full.steps.map((s) => s.p99));
     return [
@@ -123,10 +123,12 @@ export async function fullFlowScenario(): Promise<string[]> {
   }
 }
 
+/** A flow's figures: flows/s, each step's p50 and p99, and what a flow cost when its CPU was measured. */
 export function describe(name: string, r: FlowResult): string[] {
   const failures = r.failures ? `  (${r.failures} failed flows; first: ${r.firstFailure})` : '';
   return [
     `${name.padEnd(36)} ${r.flowsPerSecond.toFixed(0).padStart(6)} flows/s (${r.flows} flows)${failures}`,
     ...r.steps.map((s) => `    ${s.name.padEnd(32)} p50 ${s.p50.toFixed(1).padStart(5)} ms   p99 ${s.p99.toFixed(1).padStart(5)} ms`),
+    ...(r.cpu ? [`  ${formatCpu(r.cpu, r.flows, 'flow')}`] : []),
   ];
 }

@@ -4,6 +4,7 @@ import { compactProduct } from '../../actors/catalog/products.sql.js';
 import { CategoryPricing } from '../../subjects/pricing.js';
 import { Product } from '../../subjects/products.js';
 import { fixtureCategoryPricing, fixtureProduct } from '../fixtures.js';
+import { cpuSpentBy, formatCpu } from '../cpu.js';
 import { startBench, type Bench } from '../harness.js';
 
 /**
@@ -31,21 +32,23 @@ export async function importScenario(): Promise<string[]> {
     await sql`checkpoint`;
     const copyProducts = await timed(() => copyProductRows(sql, 'copy-baseline', products));
     await sql`checkpoint`;
-    const productImport = await importWithRss(bench, '/bench-import/products/_batch', productBody);
+    const { result: productImport, spent: productCpu } = await cpuSpentBy(bench.cpu, () => importWithRss(bench, '/bench-import/products/_batch', productBody));
     await sql`checkpoint`;
     const copyPrices = await timed(() => copyPriceRows(sql, 'copy-baseline', prices));
     await sql`checkpoint`;
-    const priceImport = await importWithRss(bench, '/bench-import/pricing/v2/category/batch', priceBody);
+    const { result: priceImport, spent: priceCpu } = await cpuSpentBy(bench.cpu, () => importWithRss(bench, '/bench-import/pricing/v2/category/batch', priceBody));
 
     const ratio = copyProducts / productImport.ms;
     const met = productImport.ms <= 1500 && ratio >= 0.4 && productImport.rssGrowthMb <= 150 && productImport.errors === 0;
     return [
       `import, ${Items} products as one ndjson request (${(productBody.length / 1e6).toFixed(1)} MB), after a warm-up import of 1000`,
       line('  through the service', productImport.ms, `peak RSS +${productImport.rssGrowthMb.toFixed(0)} MB${errorsOf(productImport)}`),
+      formatCpu(productCpu, Items / 1000, '1000 products'),
       line('  raw COPY of the same rows', copyProducts, 'products, codes and PLUs'),
       `  ratio ${(ratio * 100).toFixed(0)}% of the COPY rate   goal ≤ 1.5 s, ≥ 40%, RSS growth ≤ 150 MB: ${met ? 'met' : 'NOT met'}`,
       `import, ${Items} category prices as one ndjson request (${(priceBody.length / 1e6).toFixed(1)} MB)`,
       line('  through the service', priceImport.ms, `peak RSS +${priceImport.rssGrowthMb.toFixed(0)} MB${errorsOf(priceImport)}`),
+      formatCpu(priceCpu, Items / 1000, '1000 prices'),
       line('  raw COPY of the same rows', copyPrices, ''),
       `  ratio ${((copyPrices / priceImport.ms) * 100).toFixed(0)}% of the COPY rate`,
     ];

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
+import { formatCpu } from '../cpu.js';
 import { createSender, expectStatus, runFlows, type FlowDefinition, type FlowResult } from '../flows.js';
 import { startBench, type Bench } from '../harness.js';
 import { seedCatalog, sku } from '../seed.js';
@@ -49,16 +50,18 @@ export async function receiptScenario(): Promise<string[]> {
 
     let next = 0;
     const firstFlow = getFlow('receipt, first generation', () => fresh[next++], (id) => `/${Project}/orders/${id}/receipt`, auth);
-    const first = await runFlows(bench.url, firstFlow, { concurrency: Connections, durationSeconds: duration, warmupSeconds: 1 });
+    const first = await runFlows(bench.url, firstFlow, { concurrency: Connections, durationSeconds: duration, warmupSeconds: 1, cpu: bench.cpu });
     const made = Math.min(next, fresh.length);
     const jobs = await madeByJobs(bench, fresh.slice(made));
     const stored = await runFlows(bench.url, getFlow('receipt, stored', () => pick(ids, ids.length), (id) => `/${Project}/orders/${id}/receipt`, auth), {
       concurrency: Connections,
       durationSeconds: duration,
+      cpu: bench.cpu,
     });
     const orders = await runFlows(bench.url, getFlow('GET /orders/{id}', () => pick(ids, ids.length), (id) => `/${Project}/orders/${id}`, auth), {
       concurrency: Connections,
       durationSeconds: duration,
+      cpu: bench.cpu,
     });
     const size = (await fetch(`${bench.url}/${Project}/orders/${ids[0]}/receipt`, { headers: auth }).then((r) => r.arrayBuffer())).byteLength;
 
@@ -67,9 +70,12 @@ export async function receiptScenario(): Promise<string[]> {
     return [
       `receipts of 30-line orders (PDF, ${size} bytes each), ${Connections} connections, closed loop, ${threads ?? 'default'} render threads; ${ids.length} orders seeded through the API in ${seeding.toFixed(1)} s, ${ids.length - fresh.length} of their receipts made by their jobs meanwhile`,
       describe('  first generation (made + stored)', first) + exhausted,
+      `  ${formatCpu(first.cpu!, first.flows, 'receipt')}`,
       `  receipt jobs (made in the background)  ${jobs.perSecond.toFixed(0).padStart(6)} receipts/s (${jobs.count} in ${jobs.seconds.toFixed(1)} s)`,
       describe('  stored receipt (made before)', stored),
+      `  ${formatCpu(stored.cpu!, stored.flows, 'receipt')}`,
       describe('  beside: GET /orders/{id}', orders),
+      `  ${formatCpu(orders.cpu!, orders.flows, 'order')}`,
       `  stored receipts at ${((stored.flowsPerSecond / orders.flowsPerSecond) * 100).toFixed(1)}% of GET /orders/{id}'s req/s`,
       `  goal ≥ 200 receipts/s and p99 ≤ 100 ms: first generation ${met(first)}, stored (a receipt whose job ran) ${met(stored)}`,
     ];

@@ -1,3 +1,4 @@
+import { formatCpu } from '../cpu.js';
 import { formatLoad, load, startBench, type LoadResult } from '../harness.js';
 
 /**
@@ -25,12 +26,13 @@ export async function shopGet(): Promise<string[]> {
     const inProcessUrl = await bench.bareServerInProcess('GET', '/:project/shops/:id', body);
     const ownProcessUrl = await bench.bareServer('GET', '/:project/shops/:id', body);
 
-    const full = await load({ url: `${bench.url}${path}`, headers });
+    const full = await load({ url: `${bench.url}${path}`, headers, cpu: bench.cpu });
     const bareInProcess = await load({ url: `${inProcessUrl}${path}` });
     const bareOwnProcess = await load({ url: `${ownProcessUrl}${path}` });
     return [
       'shop get, 50 connections',
       formatLoad('  full path (edge→NATS→worker→PG)', full),
+      formatCpu(full.cpu!, full.requests, 'request'),
       formatLoad('  bare route, in the bench process', bareInProcess),
       formatLoad('  bare route, in its own process', bareOwnProcess),
       goalLine('  vs in-process bare', full, bareInProcess),
