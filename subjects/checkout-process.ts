@@ -56,7 +56,9 @@ export const PricingInput = Pricing.extend({
 /**
  * What must be checked before the payment may succeed: the age for age-restricted items
  * (`min_age`), a supervisor's look for controlled ones (`supervisor_approval`). A supervisor's
- * approval, or a PoS taking the process over, performs them.
+ * approval, a PoS taking the process over, or a payment success reported by a supervisor performs
+ * them. `performedBy` is the performer's id; the Android SDK decodes any string (its known values
+ * `app|supervisor|backend|payment`, else null), so it stays an open string.
  */
 export const CheckTypes = ['min_age', 'supervisor_approval'] as const;
 export const CheckStates = ['pending', 'successful', 'failed'] as const;
@@ -66,7 +68,13 @@ export const Check = z
     type: z.enum(CheckTypes),
     requiredAge: z.int().optional().describe('min_age: the age the customer must have'),
     state: z.enum(CheckStates),
-    performedBy: z.literal('supervisor').optional().describe('Who performed it, once it is done'),
+    performedBy: z
+      .string()
+      .optional()
+      .describe(
+        "Once it is done: the performer's id. The approving supervisor's token `sub`, the supervisor who reported the payment success, or the PoS that took the process over " +
+          '(its `processedBy`, else its credential or token `sub`); `supervisor` when the performer is not known (a token without `sub`, or a process checked before performers were recorded)',
+      ),
   })
   .meta({ id: 'Check' });
 export type Check = z.infer<typeof Check>;
@@ -181,6 +189,17 @@ export function processPath(project: string, id: string): string {
 
 const ProcessAddress = z.object({ project: ProjectId, id: ProcessId });
 
+/**
+ * Who sends a command, as the edge verified it: the worker knows nothing else of the caller. `sub`
+ * is the token's (a PoS credential's is `pos:<user>`), absent when the token names nobody;
+ * `supervisor`: the token holds that permission, so its payment success passes the checks.
+ */
+export const Caller = z.object({
+  sub: z.string().min(1).optional(),
+  supervisor: z.boolean(),
+});
+export type Caller = z.infer<typeof Caller>;
+
 export const checkoutProcess = {
   /** Creates a process; with an id (PUT) idempotently: the same request again answers the same process. */
   create: endpoint(
@@ -194,6 +213,7 @@ export const checkoutProcess = {
     z.object({ project: ProjectId, shop: ShopId, limit: z.int().min(1).max(1000) }),
     CheckoutProcessList,
   ),
-  change: endpoint('svc.checkoutProcess.change', ProcessAddress.extend({ change: CheckoutProcessChange }), CheckoutProcess),
-  approve: endpoint('svc.checkoutProcess.approve', ProcessAddress.extend({ approval: CheckoutApproval }), CheckoutApproval),
+  change: endpoint('svc.checkoutProcess.change', ProcessAddress.extend({ change: CheckoutProcessChange, caller: Caller }), CheckoutProcess),
+  /** The caller holds `supervisor` (the edge checked it); its `sub` is recorded as the checks' performer. */
+  approve: endpoint('svc.checkoutProcess.approve', ProcessAddress.extend({ approval: CheckoutApproval, caller: Caller }), CheckoutApproval),
 };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ProjectId } from './common.js';
 import { endpoint } from './contract.js';
-import { PaymentState, ProcessId } from './checkout-process.js';
+import { Caller, PaymentState, ProcessId } from './checkout-process.js';
 import { TaxRate } from './settings.js';
 
 /**
@@ -83,6 +83,7 @@ export const pos = {
    * An RFC 7386 merge patch of the PoS view (PATCH; a PUT's body is applied the same way: the fields
    * it carries replace the stored ones). The worker applies it to the current view under the
    * process's lock; the move it makes must be allowed, with only the fields that move may change.
+   * The caller's `sub` is the performer of the checks a takeover passes when the PoS names no processedBy.
    */
-  update: endpoint('svc.pos.update', PosAddress.extend({ patch: z.record(z.string(), z.unknown()) }), PosCheckoutProcess),
+  update: endpoint('svc.pos.update', PosAddress.extend({ patch: z.record(z.string(), z.unknown()), caller: Caller }), PosCheckoutProcess),
 };

@@ -365,8 +365,8 @@ t.test('is the supervision of an age-restricted cart: the PoS that takes it over
   t.equal((await patch(id, { state: 'processing', processedBy: 'kasse-1' })).status, 200);
   t.match(
     (await getProcess(id)).body,
-    { supervisorApproval: true, routingTarget: 'none', checks: [{ type: 'min_age', state: 'successful', performedBy: 'supervisor' }] },
-    'taking it over approved it',
+    { supervisorApproval: true, routingTarget: 'none', checks: [{ type: 'min_age', state: 'successful', performedBy: 'kasse-1' }] },
+    'taking it over approved it, performed by the PoS',
   );
   const done = await patch(id, final);
   t.equal(done.status, 200, done.text);
@@ -376,7 +376,7 @@ t.test('is the supervision of an age-restricted cart: the PoS that takes it over
   const atOnce = await newProcess([{ sku: 'WINE', amount: 1 }]);
   const paid = await patch(atOnce, final);
   t.equal(paid.status, 200, `cash at the PoS: pending → successful at once (${paid.text})`);
-  t.match((await getProcess(atOnce)).body, { paymentState: 'successful', supervisorApproval: true, checks: [{ state: 'successful', performedBy: 'supervisor' }] });
+  t.match((await getProcess(atOnce)).body, { paymentState: 'successful', supervisorApproval: true, checks: [{ state: 'successful', performedBy: 'supervisor' }] }, 'a PoS naming nobody (no processedBy, no sub)');
   t.match((await getOrder(atOnce)).body, { state: 'final', paidAmount: 599 });
 
   const inApp = await newProcess([{ sku: 'WINE', amount: 1 }]);

@@ -44,6 +44,7 @@ function processIn(state: PaymentState, overrides: Partial<ProcessRecord> = {}):
     paymentState: state,
     approvalRequired: false,
     supervisorApproval: true,
+    checksPerformedBy: null,
     paymentApproval: null,
     aborted: false,
     modified: false,
@@ -58,6 +59,7 @@ function processIn(state: PaymentState, overrides: Partial<ProcessRecord> = {}):
 }
 
 const at = new Date('2026-11-21T10:05:00Z');
+const byAnna = { performedBy: 'anna' };
 
 t.test('allows exactly the moves of the payment table and refuses every other', async (t) => {
   const allowed: Record<PaymentState, PaymentState[]> = {
@@ -79,12 +81,55 @@ t.test('allows exactly the moves of the payment table and refuses every other', 
 t.test('lets a payment succeed only after a required supervisor approval', async (t) => {
   const waiting = processIn('processing', { approvalRequired: true, supervisorApproval: null });
   t.equal(movePayment(waiting, 'successful', at).kind, 'refused');
-  const approved = decide(waiting, { type: 'approve' }, at);
+  const approved = decide(waiting, { type: 'approve', supervisor: byAnna }, at);
   t.equal(approved.kind, 'changed');
   if (approved.kind !== 'changed') return;
-  t.equal(approved.next.supervisorApproval, true);
-  t.equal(decide(approved.next, { type: 'approve' }, at).kind, 'unchanged', 'a second approval changes nothing');
+  t.match(approved.next, { supervisorApproval: true, checksPerformedBy: 'anna' });
+  t.equal(decide(approved.next, { type: 'approve', supervisor: { performedBy: 'bob' } }, at).kind, 'unchanged', 'a second approval changes nothing, not even the performer');
   t.equal(movePayment(approved.next, 'successful', at).kind, 'changed');
+});
+
+t.test("passes a pending check with a supervisor's payment success in the same change, and only a supervisor's", async (t) => {
+  for (const from of ['pending', 'processing'] as const) {
+    const waiting = processIn(from, { approvalRequired: true, supervisorApproval: null });
+    t.equal(decide(waiting, { type: 'setPaymentState', paymentState: 'successful' }, at).kind, 'refused', `${from}: a payment system's success waits`);
+    const paid = decide(waiting, { type: 'setPaymentState', paymentState: 'successful', paymentResult: { cash: true }, supervisor: { performedBy: 'sam' } }, at);
+    t.match(
+      paid,
+      {
+        kind: 'changed',
+        next: { paymentState: 'successful', supervisorApproval: true, checksPerformedBy: 'sam', paymentApproval: true, finalizedAt: at, paymentResult: { cash: true } },
+      },
+      `${from}: approved and paid`,
+    );
+    if (paid.kind !== 'changed') continue;
+    t.same(paid.events, [
+      { domain: 'checkout', event: 'approved' },
+      { domain: 'checkout', event: 'successful' },
+      { domain: 'pos', event: 'successful' },
+    ], `${from}: the events of an approval, then the payment's`);
+    t.equal(finishedOrderState(waiting, paid.next), 'final');
+  }
+  const waiting = processIn('pending', { approvalRequired: true, supervisorApproval: null });
+  for (const paymentState of ['processing', 'failed', 'transferred'] as const) {
+    t.match(decide(waiting, { type: 'setPaymentState', paymentState, supervisor: byAnna }, at), { kind: 'changed', next: { supervisorApproval: null, checksPerformedBy: null } }, `${paymentState}: no success, no check passed`);
+  }
+  const unknown = decide(waiting, { type: 'setPaymentState', paymentState: 'successful', supervisor: { performedBy: null } }, at);
+  t.match(unknown, { kind: 'changed', next: { supervisorApproval: true, checksPerformedBy: null } }, 'a supervisor whose token names nobody passes them too');
+  const approved = processIn('pending', { approvalRequired: true, supervisorApproval: true, checksPerformedBy: 'anna' });
+  const later = decide(approved, { type: 'setPaymentState', paymentState: 'successful', supervisor: { performedBy: 'sam' } }, at);
+  t.match(later, { kind: 'changed', next: { checksPerformedBy: 'anna' }, events: [{ event: 'successful' }, { event: 'successful' }] }, 'checks passed before keep their performer');
+  t.equal(decide(processIn('successful'), { type: 'setPaymentState', paymentState: 'successful', supervisor: byAnna }, at).kind, 'unchanged', 'a repeat is a retry');
+  t.equal(decide(processIn('failed', { approvalRequired: true, supervisorApproval: null }), { type: 'setPaymentState', paymentState: 'successful', supervisor: byAnna }, at).kind, 'refused', 'a finished process stays as it is');
+});
+
+t.test('records the PoS that takes a process over as the performer of its checks', async (t) => {
+  const restricted = processIn('pending', { approvalRequired: true, supervisorApproval: null });
+  t.match(decidePosUpdate(restricted, { state: 'processing', processedBy: 'kasse-1' }, at, 'pos:till'), { kind: 'changed', next: { checksPerformedBy: 'kasse-1' } }, 'its processedBy');
+  t.match(decidePosUpdate(restricted, { state: 'successful' }, at, 'pos:till'), { kind: 'changed', next: { checksPerformedBy: 'pos:till' } }, 'else who sent it');
+  t.match(decidePosUpdate(restricted, { state: 'successful' }, at), { kind: 'changed', next: { supervisorApproval: true, checksPerformedBy: null } }, 'else nobody known');
+  const byPaymentSystem = processIn('processing', { approvalRequired: true, supervisorApproval: null });
+  t.match(decidePosUpdate(byPaymentSystem, { state: 'processing', processedBy: 'kasse-2' }, at, 'pos:till'), { kind: 'changed', next: { checksPerformedBy: 'kasse-2' } }, 'a PoS claiming a process');
 });
 
 t.test('finishes an aborted process as failed and refuses everything after', async (t) => {
@@ -97,7 +142,7 @@ t.test('finishes an aborted process as failed and refuses everything after', asy
     { domain: 'pos', event: 'failed' },
   ]);
   t.equal(finishedOrderState(processIn('processing'), aborted.next), 'userAborted');
-  for (const command of [{ type: 'approve' }, { type: 'setPaymentState', paymentState: 'processing' }, { type: 'setPaymentState', paymentState: 'failed', paymentResult: { late: 1 } }] as Command[]) {
+  for (const command of [{ type: 'approve', supervisor: byAnna }, { type: 'setPaymentState', paymentState: 'successful', supervisor: byAnna }, { type: 'setPaymentState', paymentState: 'processing' }, { type: 'setPaymentState', paymentState: 'failed', paymentResult: { late: 1 } }] as Command[]) {
     t.equal(decide(aborted.next, command, at).kind, 'refused', JSON.stringify(command));
   }
   t.equal(decide(aborted.next, { type: 'abort' }, at).kind, 'unchanged', 'a second abort is a retry');
@@ -106,8 +151,9 @@ t.test('finishes an aborted process as failed and refuses everything after', asy
 
 const commands: fc.Arbitrary<Command> = fc.oneof(
   fc.constant<Command>({ type: 'abort' }),
-  fc.constant<Command>({ type: 'approve' }),
+  fc.constant<Command>({ type: 'approve', supervisor: byAnna }),
   fc.constantFrom(...PaymentStates).map((paymentState): Command => ({ type: 'setPaymentState', paymentState })),
+  fc.constantFrom(...PaymentStates).map((paymentState): Command => ({ type: 'setPaymentState', paymentState, supervisor: { performedBy: 'sam' } })),
   fc.integer({ min: 0, max: 10_000 }).map((price): Command => ({ type: 'updatePricing', pricing: { lineItems: [], price: { price } } })),
 );
 
@@ -124,7 +170,14 @@ t.test('keeps its invariants over any sequence of commands', async () => {
         process = decision.next;
         const moved = before.paymentState !== process.paymentState;
         if (moved && !PaymentMoves[before.paymentState].includes(process.paymentState)) return false;
-        if (process.paymentState === 'successful' && moved && before.approvalRequired && before.supervisorApproval !== true) return false;
+        // A success past a pending check is a supervisor's alone, and passes the check in the same change: approved first.
+        if (process.paymentState === 'successful' && moved && before.approvalRequired && before.supervisorApproval !== true) {
+          if (command.type !== 'setPaymentState' || !command.supervisor) return false;
+          if (decision.events[0]?.event !== 'approved' || process.supervisorApproval !== true || process.checksPerformedBy !== 'sam') return false;
+        }
+        // Checks pass with a performer, and only once: a later word keeps the first performer.
+        if (before.supervisorApproval === true && process.checksPerformedBy !== before.checksPerformedBy) return false;
+        if (before.supervisorApproval !== true && process.supervisorApproval === true && process.checksPerformedBy === null) return false;
         if (finishedOrderState(before, process)) orders++;
       }
       const approvalFollowsOutcome =

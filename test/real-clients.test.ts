@@ -223,7 +223,8 @@ t.test('lets a payment system report success for a pending process, and a PoS co
   t.equal(done.status, 200, `the PoS completes it in the shape of the PoS documentation (price, tax, taxNet, numeric rates): ${done.text}`);
   t.match(done.body, { state: 'successful', totalPrice: 599, taxShares: [{ rate: '19', net: 503, share: 96, total: 599 }], loyaltyCard: '12345678' });
   const after = (await svc.request('GET', `${p}/checkout/process/${wine.id}`, { token: app })).body;
-  t.match(after, { supervisorApproval: true, checks: [{ state: 'successful', performedBy: 'supervisor' }] }, 'the cashier checked the age');
+  t.match(after, { supervisorApproval: true, checks: [{ state: 'successful', performedBy: samples.DocsPosPatchProcessing.processedBy }] }, 'the cashier checked the age');
+  decodes(t, decoders.AndroidCheckoutProcess, after, 'a check performed by a PoS decodes (performedBy is any string)');
 });
 
 t.test('takes the documented pricing update and the PoS walkthrough\'s PATCH of pricing and payment at once', async (t) => {

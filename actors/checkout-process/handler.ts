@@ -6,7 +6,7 @@ import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 import { createMailboxes } from '../../src/messaging/mailbox.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { CheckoutInfo } from '../../subjects/checkout.js';
-import { checkoutProcess, type CheckoutProcessChange, type CreateCheckoutProcessRequest } from '../../subjects/checkout-process.js';
+import { checkoutProcess, type Caller, type CheckoutProcessChange, type CreateCheckoutProcessRequest } from '../../subjects/checkout-process.js';
 import { eventSubject } from '../../subjects/events.js';
 import { fulfillmentJobId, fulfillments, type FulfillmentJob } from '../../subjects/fulfillments.js';
 import { jobSubject } from '../../subjects/jobs.js';
@@ -156,18 +156,18 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
       processes: (await db.listProcessesOfShop(sql, project, shop, limit)).map(toCheckoutProcess),
     })),
 
-    route(checkoutProcess.change, async ({ project, id, change }) =>
-      toCheckoutProcess(await command(project, id, (process, at) => decideAll(process, commandsOf(change), at))),
+    route(checkoutProcess.change, async ({ project, id, change, caller }) =>
+      toCheckoutProcess(await command(project, id, (process, at) => decideAll(process, commandsOf(change, caller), at))),
     ),
 
-    route(checkoutProcess.approve, async ({ project, id, approval }) => {
-      await command(project, id, (process, at) => decide(process, { type: 'approve' }, at));
+    route(checkoutProcess.approve, async ({ project, id, approval, caller }) => {
+      await command(project, id, (process, at) => decide(process, { type: 'approve', supervisor: { performedBy: caller.sub ?? null } }, at));
       return approval;
     }),
 
     route(pos.get, async ({ project, id }) => posView(await load(project, id))),
 
-    route(pos.update, async ({ project, id, patch }) => posView(await command(project, id, (process, at) => decidePosUpdate(process, patch, at)))),
+    route(pos.update, async ({ project, id, patch, caller }) => posView(await command(project, id, (process, at) => decidePosUpdate(process, patch, at, caller.sub)))),
 
     route(fulfillments.get, async ({ project, id }) => {
       const process = await load(project, await processOfFulfillment(project, id));
@@ -248,12 +248,18 @@ function createRecentProcesses(limit: number) {
   };
 }
 
-/** A PATCH as commands: an abort alone, or a pricing update and then a payment state. */
-function commandsOf(change: CheckoutProcessChange): Command[] {
+/**
+ * A PATCH as commands: an abort alone, or a pricing update and then a payment state, which is a
+ * supervisor's word when the caller holds `supervisor`.
+ */
+function commandsOf(change: CheckoutProcessChange, caller: Caller): Command[] {
   if (change.aborted) return [{ type: 'abort' }];
   const commands: Command[] = [];
   if (change.pricing) commands.push({ type: 'updatePricing', pricing: change.pricing });
-  if (change.paymentState) commands.push({ type: 'setPaymentState', paymentState: change.paymentState, paymentResult: change.paymentResult });
+  if (change.paymentState) {
+    const supervisor = caller.supervisor ? { supervisor: { performedBy: caller.sub ?? null } } : {};
+    commands.push({ type: 'setPaymentState', paymentState: change.paymentState, paymentResult: change.paymentResult, ...supervisor });
+  }
   return commands;
 }
 
@@ -296,6 +302,7 @@ async function newProcess(
     paymentState: 'pending',
     approvalRequired,
     supervisorApproval: approvalRequired ? null : true,
+    checksPerformedBy: null,
     paymentApproval: null,
     aborted: false,
     modified: false,

@@ -3,7 +3,7 @@ import type { Pricing, PricingLine } from '../../subjects/checkout-process.js';
 import { PosCheckoutProcessInput, type PosCheckoutProcess, type PosCheckoutProcessInput as PosTarget, type PosState, type TaxShare } from '../../subjects/pos.js';
 import { AppError } from '../../src/errors.js';
 import { isRecord, mergePatch } from '../../subjects/formats/json.js';
-import { finishedMessage, isFinished, movePayment, refused, supervisedByPos, type Decision, type ProcessRecord } from './state.js';
+import { finishedMessage, isFinished, movePayment, passChecks, refused, type ChangeEvent, type Decision, type ProcessRecord } from './state.js';
 
 /**
  * The PoS handover as pure rules: the PoS view of a process, and what a PoS's PUT or merge patch of
@@ -73,7 +73,18 @@ function withSpecFigures(patch: Record<string, unknown>): Record<string, unknown
   return { ...rest, ...figures };
 }
 
-export function decidePosUpdate(process: ProcessRecord, patch: Record<string, unknown>, at: Date): Decision {
+/**
+ * A PoS that takes a process over (moves it to processing or successful, or claims one a payment
+ * system moved) is its supervision: the cashier checks the age and the goods, so the checks pass
+ * with that move, performed by the PoS: its processedBy, else who sent the move (`caller`: its
+ * credential or token sub).
+ */
+function supervisedByPos(process: ProcessRecord, processedBy: string, caller: string | undefined): { next: ProcessRecord; events: ChangeEvent[] } {
+  return passChecks(process, processedBy || caller || null);
+}
+
+/** `caller`: the sub of who sends it (a PoS credential's `pos:<user>`), absent when it names nobody. */
+export function decidePosUpdate(process: ProcessRecord, patch: Record<string, unknown>, at: Date, caller?: string): Decision {
   const current = posView(process);
   const parsed = PosCheckoutProcessInput.safeParse(mergePatch(current, withSpecFigures(patch)));
   if (!parsed.success) {
@@ -83,10 +94,10 @@ export function decidePosUpdate(process: ProcessRecord, patch: Record<string, un
   const target = parsed.data;
   const changed = (Object.keys(target) as (keyof PosTarget)[]).filter((field) => field !== 'state' && canonicalize(target[field]) !== canonicalize(current[field]));
 
-  if (target.state === current.state) return samePosState(process, target, changed);
+  if (target.state === current.state) return samePosState(process, target, changed, caller);
 
-  const supervision = target.state === 'processing' || target.state === 'successful' ? supervisedByPos(process) : { process, events: [] };
-  const move = movePayment(supervision.process, target.state, at);
+  const supervision = target.state === 'processing' || target.state === 'successful' ? supervisedByPos(process, target.processedBy, caller) : { next: process, events: [] };
+  const move = movePayment(supervision.next, target.state, at);
   if (move.kind !== 'changed') return move;
   move.events.unshift(...supervision.events);
   const allowed = PosMoveFields[target.state];
@@ -110,17 +121,17 @@ export function decidePosUpdate(process: ProcessRecord, patch: Record<string, un
 }
 
 /** The PoS repeats the state it is in: a retry answers as it stands; only a first processedBy is news. */
-function samePosState(process: ProcessRecord, target: PosTarget, changed: (keyof PosTarget)[]): Decision {
+function samePosState(process: ProcessRecord, target: PosTarget, changed: (keyof PosTarget)[], caller: string | undefined): Decision {
   if (!changed.length) return { kind: 'unchanged' };
   if (isFinished(process.paymentState)) return refused(finishedMessage(process));
   const holder = process.pos.processedBy;
   if (target.state === 'processing' && changed.length === 1 && changed[0] === 'processedBy') {
     if (holder) return refused(`the checkout is being processed by ${holder}`);
     // A PoS that claims a process a payment system moved to processing supervises it from then on.
-    const supervision = supervisedByPos(process);
+    const supervision = supervisedByPos(process, target.processedBy, caller);
     return {
       kind: 'changed',
-      next: { ...supervision.process, pos: { ...process.pos, processedBy: target.processedBy } },
+      next: { ...supervision.next, pos: { ...process.pos, processedBy: target.processedBy } },
       events: [...supervision.events, { domain: 'pos', event: 'processing' }],
     };
   }

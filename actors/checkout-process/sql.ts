@@ -22,6 +22,7 @@ interface ProcessRow {
   payment_state: PaymentState;
   approval_required: boolean;
   supervisor_approval: boolean | null;
+  checks_performed_by: string | null;
   payment_approval: boolean | null;
   aborted: boolean;
   modified: boolean;
@@ -54,6 +55,7 @@ function toStored(row: ProcessRow): StoredProcess {
       paymentState: row.payment_state,
       approvalRequired: row.approval_required,
       supervisorApproval: row.supervisor_approval,
+      checksPerformedBy: row.checks_performed_by,
       paymentApproval: row.payment_approval,
       aborted: row.aborted,
       modified: row.modified,
@@ -177,6 +179,7 @@ export async function writeChange(
         payment_result = ${json(p.paymentResult)}::text::json,
         payment_state = ${p.paymentState},
         supervisor_approval = ${p.supervisorApproval},
+        checks_performed_by = ${p.checksPerformedBy},
         payment_approval = ${p.paymentApproval},
         aborted = ${p.aborted},
         modified = ${p.modified},

@@ -13,7 +13,8 @@ import type { OrderState } from '../../subjects/orders.js';
  *
  * Payment state machine (the PoS `state` is the same fact):
  *
- *     pending ──> processing ──> successful   (needs the supervisor approval when one is required)
+ *     pending ──> processing ──> successful   (needs the supervisor approval when one is required,
+ *                                             or a supervisor reporting it: that passes the checks)
  *        │            ├────────> failed
  *        ├────────────┴────────> transferred  (handed to a payment system that reports no outcome)
  *        ├─────────────────────> successful   (a payment confirmed at once; cash at a PoS)
@@ -48,6 +49,12 @@ export interface ProcessRecord {
   /** Age-restricted or controlled items: the payment may succeed only after a supervisor's approval. */
   approvalRequired: boolean;
   supervisorApproval: boolean | null;
+  /**
+   * Who passed the checks: a supervisor's token sub, or the PoS that took the process over. null
+   * while they wait, and when the performer is not known (stored before it was recorded, a token
+   * without sub): shown as `supervisor`.
+   */
+  checksPerformedBy: string | null;
   paymentApproval: boolean | null;
   aborted: boolean;
   modified: boolean;
@@ -97,11 +104,17 @@ export type Decision =
   /** `jobs`: fulfillment calls the change queues (written to the outbox with it). */
   | { kind: 'changed'; next: ProcessRecord; events: ChangeEvent[]; jobs?: FulfillmentJobRef[] };
 
+/** A supervisor's word: who gave it (its token's sub), null when the token names nobody. */
+export interface Supervisor {
+  performedBy: string | null;
+}
+
 export type Command =
   | { type: 'abort' }
-  | { type: 'setPaymentState'; paymentState: PaymentState; paymentResult?: JsonObject }
+  /** `supervisor`: the caller holds `supervisor`, so its payment success passes the checks. */
+  | { type: 'setPaymentState'; paymentState: PaymentState; paymentResult?: JsonObject; supervisor?: Supervisor }
   | { type: 'updatePricing'; pricing: Pricing }
-  | { type: 'approve' };
+  | { type: 'approve'; supervisor: Supervisor };
 
 export const PaymentMoves: Readonly<Record<PaymentState, readonly PaymentState[]>> = {
   pending: ['processing', 'successful', 'failed', 'transferred'],
@@ -133,9 +146,14 @@ export function decide(process: ProcessRecord, command: Command, at: Date): Deci
         if (isFinished(to)) return refused(finishedMessage(process));
         return { kind: 'changed', next: { ...process, paymentResult }, events: [{ domain: 'checkout', event: to as CheckoutProcessEventName }] };
       }
-      const decision = movePayment(process, to, at);
-      if (decision.kind !== 'changed' || paymentResult === undefined) return decision;
-      return { ...decision, next: { ...decision.next, paymentResult } };
+      // A supervisor who took the money has checked the customer: one change approves and pays,
+      // with the events of both in that order. Anyone else's success waits for the checks.
+      const supervisor = to === 'successful' && !isFinished(process.paymentState) ? command.supervisor : undefined;
+      const supervision = supervisor ? passChecks(process, supervisor.performedBy) : { next: process, events: [] };
+      const decision = movePayment(supervision.next, to, at);
+      if (decision.kind !== 'changed') return decision;
+      const events = [...supervision.events, ...decision.events];
+      return { ...decision, events, next: paymentResult === undefined ? decision.next : { ...decision.next, paymentResult } };
     }
     case 'abort':
       if (process.aborted) return { kind: 'unchanged' };
@@ -164,7 +182,7 @@ export function decide(process: ProcessRecord, command: Command, at: Date): Deci
     case 'approve':
       if (isFinished(process.paymentState)) return refused(finishedMessage(process));
       if (process.supervisorApproval === true) return { kind: 'unchanged' };
-      return { kind: 'changed', next: { ...process, supervisorApproval: true }, events: [{ domain: 'checkout', event: 'approved' }] };
+      return { kind: 'changed', ...passChecks(process, command.supervisor.performedBy) };
   }
 }
 
@@ -242,12 +260,13 @@ export function finishedOrderState(before: ProcessRecord, after: ProcessRecord):
 }
 
 /**
- * A PoS that takes a process over (moves it to processing or successful) is its supervision: the
- * cashier checks the age and the goods, so the supervisor approval is given with that move.
+ * The checks passed by a supervisor (an approval, a PoS that takes the process over, a supervisor's
+ * payment success): supervisorApproval with its `approved` event, and who performed them. Checks
+ * passed before keep their performer and publish nothing.
  */
-export function supervisedByPos(process: ProcessRecord): { process: ProcessRecord; events: ChangeEvent[] } {
-  if (process.supervisorApproval === true) return { process, events: [] };
-  return { process: { ...process, supervisorApproval: true }, events: [{ domain: 'checkout', event: 'approved' }] };
+export function passChecks(process: ProcessRecord, performedBy: string | null): { next: ProcessRecord; events: ChangeEvent[] } {
+  if (process.supervisorApproval === true) return { next: process, events: [] };
+  return { next: { ...process, supervisorApproval: true, checksPerformedBy: performedBy }, events: [{ domain: 'checkout', event: 'approved' }] };
 }
 
 export function finishedMessage(process: ProcessRecord): string {

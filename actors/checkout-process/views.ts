@@ -56,12 +56,13 @@ export function toCheckoutProcess(p: ProcessRecord): CheckoutProcess {
  * The checks of a process, from what it holds: a min_age check for age-restricted items (the
  * highest age their saleRestriction names), else a supervisor_approval check when a supervisor
  * must look at it (controlled items). supervisorApproval, given by a supervisor or a PoS that took
- * the process over, performs them.
+ * the process over, performs them; `performedBy` names who, or `supervisor` when that is not known
+ * (processes checked before performers were recorded answer as they always did).
  */
 export function checksOf(p: ProcessRecord): Check[] {
   if (!p.approvalRequired) return [];
   const state = p.supervisorApproval === true ? 'successful' : p.supervisorApproval === false ? 'failed' : 'pending';
-  const done = state === 'pending' ? {} : { performedBy: 'supervisor' as const };
+  const done = state === 'pending' ? {} : { performedBy: p.checksPerformedBy ?? 'supervisor' };
   const restrictions = p.checkoutInfo.lineItems.map((l) => l.saleRestriction).filter((r) => r !== '');
   if (!restrictions.length) return [{ id: `${p.id}-supervisor_approval`, type: 'supervisor_approval', state, ...done }];
   const ages = restrictions.map((r) => Number(/\d+/.exec(r)?.[0] ?? Number.NaN)).filter(Number.isFinite);

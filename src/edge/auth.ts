@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import type { Caller } from '../../subjects/checkout-process.js';
 import type { Permission } from '../auth/permissions.js';
 import type { Principal, TokenVerifier } from '../auth/tokens.js';
 import { AppError } from '../errors.js';
@@ -101,4 +102,14 @@ function documentPermissions(route: RouteOptions, auth: RouteAuth): void {
  */
 export function requirePermission(request: FastifyRequest, permission: Permission): void {
   if (!request.principal?.permissions.has(permission)) throw AppError.forbidden(`the token lacks the permission ${permission}`);
+}
+
+/**
+ * The caller as a worker sees it, for the commands where who asks changes what happens (a
+ * supervisor's payment success passes the checks) or is recorded (who performed them). Only what
+ * the edge verified goes: the worker has no other word on the caller.
+ */
+export function callerOf(request: FastifyRequest): Caller {
+  const principal = request.principal;
+  return { ...(principal?.sub ? { sub: principal.sub } : {}), supervisor: principal?.permissions.has('supervisor') ?? false };
 }

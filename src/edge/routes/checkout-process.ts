@@ -11,7 +11,7 @@ import {
 import { ShopId } from '../../../subjects/shops.js';
 import type { Permission } from '../../auth/permissions.js';
 import type { ServiceClient } from '../../messaging/client.js';
-import { requirePermission } from '../auth.js';
+import { callerOf, requirePermission } from '../auth.js';
 import { ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 
 const ProcessParams = ProjectParams.extend({ id: ProcessId });
@@ -111,7 +111,9 @@ export function checkoutProcessRoutes(app: ZodApp, client: ServiceClient): void 
           '`{pricing}` (updatePricingCheckoutProcess; stored as given with what can be derived filled in, and sets `modified`), or `{pricing, paymentState}` (both, applied in that order).',
           'Payment moves: pending → processing, successful, failed or transferred; processing → successful, failed or transferred.',
           'successful, failed and transferred are final; an abort ends the process as failed. A move the machine does not allow is 409 `invalid_state_transition`',
-          'with the process unchanged; so is `successful` before a required supervisor approval. Asking for the state the process is in answers 200 and changes nothing.',
+          'with the process unchanged; so is `successful` before a required supervisor approval, unless the token also holds `supervisor`:',
+          "a supervisor's payment success passes the pending checks in the same change (supervisorApproval, the `approved` event, then the payment's), performed by the token's `sub`.",
+          'Asking for the state the process is in answers 200 and changes nothing.',
         ].join(' '),
         params: ProcessParams,
         body: CheckoutProcessChange,
@@ -120,7 +122,7 @@ export function checkoutProcessRoutes(app: ZodApp, client: ServiceClient): void 
     },
     async (request) => {
       for (const permission of permissionsFor(request.body)) requirePermission(request, permission);
-      return client.call(checkoutProcess.change, { ...request.params, change: request.body });
+      return client.call(checkoutProcess.change, { ...request.params, change: request.body, caller: callerOf(request) });
     },
   );
 
@@ -131,12 +133,14 @@ export function checkoutProcessRoutes(app: ZodApp, client: ServiceClient): void 
       schema: {
         tags,
         summary: 'Approve a checkout process as its supervisor',
-        description: 'Sets supervisorApproval. 201 also when it was approved before; 409 `invalid_state_transition` once the process is finished.',
+        description:
+          "Sets supervisorApproval; the checks record the token's `sub` as their performer. 201 also when it was approved before (the first performer stays); " +
+          '409 `invalid_state_transition` once the process is finished.',
         params: ProcessParams,
         body: CheckoutApproval,
         response: { 201: CheckoutApproval, ...ErrorResponses },
       },
     },
-    async (request, reply) => reply.code(201).send(await client.call(checkoutProcess.approve, { ...request.params, approval: request.body })),
+    async (request, reply) => reply.code(201).send(await client.call(checkoutProcess.approve, { ...request.params, approval: request.body, caller: callerOf(request) })),
   );
 }

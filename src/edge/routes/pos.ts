@@ -4,6 +4,7 @@ import { ProcessId } from '../../../subjects/checkout-process.js';
 import { PosCheckoutProcess, PosCheckoutProcessInput, pos } from '../../../subjects/pos.js';
 import { AppError } from '../../errors.js';
 import type { ServiceClient } from '../../messaging/client.js';
+import { callerOf } from '../auth.js';
 import { documentedBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 
 export const MergePatchType = 'application/merge-patch+json';
@@ -17,7 +18,8 @@ const Moves = [
   'or failed (may set failedReason). Changing another field in a move is 400 `bad_request`; a move the state does not allow, or a processing PoS other',
   'than the one holding the checkout, is 409 `invalid_state_transition`, state unchanged. Repeating the state it is in changes nothing (200).',
   'The final figures must add up (line items and tax shares to totalPrice; nets to netPrice; net + share = total per rate).',
-  'A process with age-restricted or controlled items needs a supervisor approval before it can become successful.',
+  'A PoS that takes a process over (processing or successful) is its supervision: its pending checks pass, performed by its processedBy',
+  '(else its credential or token `sub`).',
 ].join(' ');
 
 function mediaType(request: FastifyRequest): string {
@@ -70,7 +72,7 @@ export function posRoutes(app: ZodApp, client: ServiceClient): void {
       requireMediaType(request, 'application/json');
       const body = jsonObject(request.body);
       if (body.state === undefined) throw AppError.badRequest('a PoS checkout process names its state');
-      return client.call(pos.update, { ...request.params, patch: withDefaultProcessedBy(request, body) });
+      return client.call(pos.update, { ...request.params, patch: withDefaultProcessedBy(request, body), caller: callerOf(request) });
     },
   );
 
@@ -90,7 +92,7 @@ export function posRoutes(app: ZodApp, client: ServiceClient): void {
     },
     async (request) => {
       requireMediaType(request, MergePatchType);
-      return client.call(pos.update, { ...request.params, patch: withDefaultProcessedBy(request, jsonObject(request.body)) });
+      return client.call(pos.update, { ...request.params, patch: withDefaultProcessedBy(request, jsonObject(request.body)), caller: callerOf(request) });
     },
   );
 }
