@@ -199,6 +199,11 @@ export const Caller = z.object({
   supervisor: z.boolean(),
 });
 export type Caller = z.infer<typeof Caller>;
+/**
+ * In a request: an edge of an older release sends none during a rolling restart; it then counts as
+ * a caller without supervisor (its payment success cannot pass a pending check: 409, as before).
+ */
+export const RequestCaller = Caller.default({ supervisor: false });
 
 export const checkoutProcess = {
   /** Creates a process; with an id (PUT) idempotently: the same request again answers the same process. */
@@ -213,7 +218,7 @@ export const checkoutProcess = {
     z.object({ project: ProjectId, shop: ShopId, limit: z.int().min(1).max(1000) }),
     CheckoutProcessList,
   ),
-  change: endpoint('svc.checkoutProcess.change', ProcessAddress.extend({ change: CheckoutProcessChange, caller: Caller }), CheckoutProcess),
+  change: endpoint('svc.checkoutProcess.change', ProcessAddress.extend({ change: CheckoutProcessChange, caller: RequestCaller }), CheckoutProcess),
   /** The caller holds `supervisor` (the edge checked it); its `sub` is recorded as the checks' performer. */
-  approve: endpoint('svc.checkoutProcess.approve', ProcessAddress.extend({ approval: CheckoutApproval, caller: Caller }), CheckoutApproval),
+  approve: endpoint('svc.checkoutProcess.approve', ProcessAddress.extend({ approval: CheckoutApproval, caller: RequestCaller }), CheckoutApproval),
 };

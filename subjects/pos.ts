@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ProjectId } from './common.js';
 import { endpoint } from './contract.js';
-import { Caller, PaymentState, ProcessId } from './checkout-process.js';
+import { PaymentState, ProcessId, RequestCaller } from './checkout-process.js';
 import { TaxRate } from './settings.js';
 
 /**
@@ -85,5 +85,5 @@ export const pos = {
    * process's lock; the move it makes must be allowed, with only the fields that move may change.
    * The caller's `sub` is the performer of the checks a takeover passes when the PoS names no processedBy.
    */
-  update: endpoint('svc.pos.update', PosAddress.extend({ patch: z.record(z.string(), z.unknown()), caller: Caller }), PosCheckoutProcess),
+  update: endpoint('svc.pos.update', PosAddress.extend({ patch: z.record(z.string(), z.unknown()), caller: RequestCaller }), PosCheckoutProcess),
 };
