@@ -1,0 +1,138 @@
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import t, { type Test } from 'tap';
+import { findExecutable, freePort } from '../src/infra/processes.js';
+import { processesMentioning, runBuilt, waitForHttp, type ServiceProcess } from './support/process.js';
+
+/**
+ * `npm start`'s process layout (embedded Postgres, spawned nats-server, no DATABASE_URL or NATS_URL):
+ * a child killed hard comes back by itself on the same store and port, the service answers 503 with
+ * Retry-After while it is gone and /health names it, and a child that cannot be restarted ends the
+ * process with one clear line. Run `npm run build` first.
+ */
+const dataDir = await mkdtemp(path.join(tmpdir(), 'cp-heal-'));
+// As root, embedded Postgres runs as the postgres user, which must be able to enter the folder.
+await chmod(dataDir, 0o755);
+t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+
+// A nats-server that starts once: every later start fails, as a broken binary or a full disk would.
+const natsServer = await findExecutable('nats-server');
+const onceBin = path.join(dataDir, 'nats-server-once');
+await writeFile(onceBin, `#!/bin/sh\nif [ -e "$0.used" ]; then echo "nats-server-once: refusing a second start" >&2; exit 1; fi\ntouch "$0.used"\nexec ${natsServer} "$@"\n`, { mode: 0o755 });
+
+interface Seen {
+  status: number;
+  retryAfter: string | null;
+  body: any;
+}
+
+async function get(url: string, headers: Record<string, string> = {}): Promise<Seen> {
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(8000) });
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json().catch(() => undefined) };
+}
+
+async function pidOf(pidFile: string): Promise<number> {
+  return Number.parseInt((await readFile(pidFile, 'utf8')).split('\n')[0] ?? '', 10);
+}
+
+/**
+ * Kills a child with SIGKILL, then calls the API and /health side by side until both were seen
+ * answering 503 and /health is 200 again.
+ */
+async function killAndWatch(t: Test, base: string, token: string, pidFile: string, part: 'nats' | 'postgres', service: ServiceProcess) {
+  const pid = await pidOf(pidFile);
+  process.kill(pid, 'SIGKILL');
+  const calls: Seen[] = [];
+  const healths: Seen[] = [];
+  const deadline = Date.now() + 30_000;
+  let back = false;
+  while (!back && Date.now() < deadline) {
+    const [call, health] = await Promise.all([get(`${base}/acme-heal/shops`, { authorization: `Bearer ${token}` }), get(`${base}/health`)]);
+    calls.push(call);
+    healths.push(health);
+    back = health.status === 200 && calls.some((c) => c.status === 503) && healths.some((h) => h.status === 503);
+    if (!back) await sleep(50);
+  }
+  t.ok(back, `/health is 200 again after the ${part} outage: ${service.output().slice(-2000)}`);
+  t.equal(service.child.exitCode, null, 'the service itself was not restarted');
+  t.same(
+    calls.filter((c) => c.status !== 200 && c.status !== 503).map((c) => c.status),
+    [],
+    'every call during the outage is 200 or 503, never 500',
+  );
+  const unavailable = calls.filter((c) => c.status === 503);
+  t.ok(unavailable.length > 0, 'calls during the outage answer 503');
+  t.ok(
+    unavailable.every((c) => c.body?.type === 'service_unavailable' && Number(c.retryAfter) > 0),
+    `each 503 is service_unavailable with Retry-After: ${JSON.stringify(unavailable)}`,
+  );
+  const down = healths.filter((h) => h.status === 503);
+  t.ok(
+    down.some((h) => h.body.checks[part] === 'unavailable' && h.body.embedded?.[part]?.state === 'restarting' && Number(h.retryAfter) > 0),
+    `/health names ${part} as down while it restarts: ${JSON.stringify(down)}`,
+  );
+  t.not(await pidOf(pidFile), pid, `a new ${part} process runs`);
+  t.match(service.output(), new RegExp(`"level":50.*${part === 'nats' ? 'the spawned nats-server' : 'the embedded Postgres'} exited unexpectedly`), 'the exit is logged at error level');
+  const after = await get(`${base}/acme-heal/shops`, { authorization: `Bearer ${token}` });
+  t.equal(after.status, 200, 'calls work again');
+}
+
+t.test('the spawned nats-server and the embedded Postgres come back after SIGKILL, with 503 and Retry-After meanwhile', async (t) => {
+  const port = await freePort();
+  const env = { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', REQUEST_TIMEOUT_MS: '2000' };
+  const service = runBuilt(t, 'service/main.js', env);
+  const base = `http://127.0.0.1:${port}`;
+  const health = await waitForHttp(`${base}/health`, 60_000, service);
+  t.equal(health.status, 200, service.output());
+
+  const cli = runBuilt(t, 'scripts/token.js', { DATA_DIR: dataDir }, ['--project', 'acme-heal', '--permissions', 'shopsRead,shopsWrite']);
+  t.equal(await cli.exited, 0, cli.output());
+  const token = cli.output().trim();
+  const created = await fetch(`${base}/acme-heal/shops`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id: 'heal', name: 'Healing' }),
+  });
+  t.equal(created.status, 201);
+
+  await t.test('nats-server', (t) => killAndWatch(t, base, token, path.join(dataDir, 'nats', 'nats-server.pid'), 'nats', service));
+  await t.test('postgres', (t) => killAndWatch(t, base, token, path.join(dataDir, 'postgres', 'postmaster.pid'), 'postgres', service));
+
+  const shop = await get(`${base}/acme-heal/shops/heal`, { authorization: `Bearer ${token}` });
+  t.equal(shop.body?.name, 'Healing', 'what was stored before is still there (same store)');
+  service.child.kill('SIGTERM');
+  t.equal(await service.exited, 0, 'still stops gracefully');
+  t.same(await processesMentioning(dataDir), [], 'no Postgres or nats-server left running');
+});
+
+t.test('exits non-zero with one clear line when a child cannot be restarted EMBEDDED_MAX_RESTARTS times in a row', async (t) => {
+  const port = await freePort();
+  // The same data directory: its cluster is initialised already, which saves this test an initdb.
+  const service = runBuilt(t, 'service/main.js', { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', NATS_SERVER_BIN: onceBin, EMBEDDED_MAX_RESTARTS: '2' });
+  const health = await waitForHttp(`http://127.0.0.1:${port}/health`, 60_000, service);
+  t.equal(health.status, 200, service.output());
+
+  const killedAt = Date.now();
+  process.kill(await pidOf(path.join(dataDir, 'nats', 'nats-server.pid')), 'SIGKILL');
+  t.equal(await service.exited, 1, 'exits with 1');
+  // Two failed restarts after 0.5 s and 1 s.
+  t.ok(Date.now() - killedAt < 10_000, 'soon after the restarts failed');
+  const plain = service
+    .output()
+    .trim()
+    .split('\n')
+    .filter((line) => !line.startsWith('{'));
+  t.equal(plain.length, 1, service.output());
+  t.match(plain[0], /^checkout-platform: the spawned nats-server exited and 2 restarts in a row failed \(last: .*refusing a second start.*\): giving up/);
+  t.match(service.output(), /"level":50.*could not be restarted/, 'each failed restart is logged at error level');
+
+  // The embedded Postgres was stopped by the exit (a fast shutdown takes a moment).
+  let left = await processesMentioning(dataDir);
+  for (let i = 0; i < 50 && left.length; i++) {
+    await sleep(100);
+    left = await processesMentioning(dataDir);
+  }
+  t.same(left, [], 'no Postgres or nats-server left running');
+});
