@@ -40,9 +40,12 @@ export function toAppError(err: unknown): AppError {
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
-  if (error.status >= 500) request.log.error({ err: error.cause ?? error, url: request.url }, 'request failed');
-  // 503 means "not now" (an outage, a saturated pool), never "wrong": tell the client when to come back.
-  if (error.status === 503) reply.header('retry-after', String(RetryAfterSeconds));
+  // 503 means "not now" (an outage, a saturated pool), never "wrong": the client is told when to come
+  // back, and the log says it once per request without calling it a failure of the service's own.
+  if (error.status === 503) {
+    request.log.warn({ err: error.cause ?? error, url: request.url }, 'request unavailable');
+    reply.header('retry-after', String(RetryAfterSeconds));
+  } else if (error.status >= 500) request.log.error({ err: error.cause ?? error, url: request.url }, 'request failed');
   const body = error.body();
   const envelope = request.routeOptions.config?.errorEnvelope;
   return reply.code(error.status).send(envelope === 'wrapped' ? { error: body } : envelope === 'both' ? { ...body, error: body } : body);
