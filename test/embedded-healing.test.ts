@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
+import { spawn } from 'node:child_process';
 import { findExecutable, freePort } from '../src/infra/processes.js';
+import { superviseChild, type ChildLostError, type ChildExit, type RunningChild } from '../src/infra/supervise.js';
+import { createLogger } from '../src/logger.js';
 import { processesMentioning, runBuilt, waitForHttp, type ServiceProcess } from './support/process.js';
 
 /**
@@ -55,7 +58,7 @@ async function killAndWatch(t: Test, base: string, token: string, pidFile: strin
     back = health.status === 200 && calls.some((c) => c.status === 503) && healths.some((h) => h.status === 503);
     if (!back) await sleep(50);
   }
-  t.ok(back, `/health is 200 again after the ${part} outage: ${service.output().slice(-2000)}`);
+  t.ok(back, `/health is 200 again after the ${part} outage`, { output: service.output().slice(-4000) });
   t.equal(service.child.exitCode, null, 'the service itself was not restarted');
   t.same(
     calls.filter((c) => c.status !== 200 && c.status !== 503).map((c) => c.status),
@@ -66,12 +69,14 @@ async function killAndWatch(t: Test, base: string, token: string, pidFile: strin
   t.ok(unavailable.length > 0, 'calls during the outage answer 503');
   t.ok(
     unavailable.every((c) => c.body?.type === 'service_unavailable' && Number(c.retryAfter) > 0),
-    `each 503 is service_unavailable with Retry-After: ${JSON.stringify(unavailable)}`,
+    'each 503 is service_unavailable with Retry-After',
+    { unavailable },
   );
   const down = healths.filter((h) => h.status === 503);
   t.ok(
     down.some((h) => h.body.checks[part] === 'unavailable' && h.body.embedded?.[part]?.state === 'restarting' && Number(h.retryAfter) > 0),
-    `/health names ${part} as down while it restarts: ${JSON.stringify(down)}`,
+    `/health names ${part} as down while it restarts`,
+    { down },
   );
   t.not(await pidOf(pidFile), pid, `a new ${part} process runs`);
   t.match(service.output(), new RegExp(`"level":50.*${part === 'nats' ? 'the spawned nats-server' : 'the embedded Postgres'} exited unexpectedly`), 'the exit is logged at error level');
@@ -85,10 +90,10 @@ t.test('the spawned nats-server and the embedded Postgres come back after SIGKIL
   const service = runBuilt(t, 'service/main.js', env);
   const base = `http://127.0.0.1:${port}`;
   const health = await waitForHttp(`${base}/health`, 60_000, service);
-  t.equal(health.status, 200, service.output());
+  t.equal(health.status, 200, 'the service starts', { output: service.output() });
 
   const cli = runBuilt(t, 'scripts/token.js', { DATA_DIR: dataDir }, ['--project', 'acme-heal', '--permissions', 'shopsRead,shopsWrite']);
-  t.equal(await cli.exited, 0, cli.output());
+  t.equal(await cli.exited, 0, 'the token CLI signs a token', { output: cli.output() });
   const token = cli.output().trim();
   const created = await fetch(`${base}/acme-heal/shops`, {
     method: 'POST',
@@ -112,7 +117,7 @@ t.test('exits non-zero with one clear line when a child cannot be restarted EMBE
   // The same data directory: its cluster is initialised already, which saves this test an initdb.
   const service = runBuilt(t, 'service/main.js', { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', NATS_SERVER_BIN: onceBin, EMBEDDED_MAX_RESTARTS: '2' });
   const health = await waitForHttp(`http://127.0.0.1:${port}/health`, 60_000, service);
-  t.equal(health.status, 200, service.output());
+  t.equal(health.status, 200, 'the service starts', { output: service.output() });
 
   const killedAt = Date.now();
   process.kill(await pidOf(path.join(dataDir, 'nats', 'nats-server.pid')), 'SIGKILL');
@@ -124,7 +129,7 @@ t.test('exits non-zero with one clear line when a child cannot be restarted EMBE
     .trim()
     .split('\n')
     .filter((line) => !line.startsWith('{'));
-  t.equal(plain.length, 1, service.output());
+  t.equal(plain.length, 1, 'one line besides the JSON log', { output: service.output() });
   t.match(plain[0], /^checkout-platform: the spawned nats-server exited and 2 restarts in a row failed \(last: .*refusing a second start.*\): giving up/);
   t.match(service.output(), /"level":50.*could not be restarted/, 'each failed restart is logged at error level');
 
@@ -135,4 +140,43 @@ t.test('exits non-zero with one clear line when a child cannot be restarted EMBE
     left = await processesMentioning(dataDir);
   }
   t.same(left, [], 'no Postgres or nats-server left running');
+});
+
+t.test('a restart that succeeds resets the count of failed restarts', async (t) => {
+  const sleeper = (): RunningChild & { pid: number } => {
+    const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const exited = new Promise<ChildExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    t.teardown(() => void child.kill('SIGKILL'));
+    return { pid: child.pid!, exited, stop: async () => void (child.kill('SIGTERM'), await exited) };
+  };
+  // Restarts: fail, succeed; then, after the second child dies too, fail and fail.
+  const plan = ['fail', 'ok', 'fail', 'fail'];
+  const started: Array<{ pid: number }> = [];
+  let lost: ChildLostError | undefined;
+  const first = sleeper();
+  const supervised = superviseChild(first, {
+    name: 'the sleeper',
+    log: createLogger({ level: 'silent' }),
+    maxRestarts: 2,
+    initialDelayMs: 10,
+    restart: async () => {
+      if (plan.shift() !== 'ok') throw new Error('cannot start');
+      const next = sleeper();
+      started.push(next);
+      return next;
+    },
+    onGiveUp: (err) => (lost = err),
+  });
+  t.teardown(() => supervised.stop());
+
+  process.kill(first.pid, 'SIGKILL');
+  for (let i = 0; i < 100 && started.length === 0; i++) await sleep(10);
+  t.equal(started.length, 1, 'started again after one failed restart');
+  t.same(supervised.status(), { state: 'running', failedRestarts: 0 }, 'running, the failure forgotten');
+
+  process.kill(started[0]!.pid, 'SIGKILL');
+  for (let i = 0; i < 100 && !lost; i++) await sleep(10);
+  t.equal(plan.length, 0, 'two more restarts were tried before giving up');
+  t.match(lost?.message, /^the sleeper exited and 2 restarts in a row failed \(last: cannot start\): giving up/);
+  t.match(supervised.status(), { state: 'failed', failedRestarts: 2 });
 });

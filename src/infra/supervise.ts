@@ -96,7 +96,7 @@ export function superviseChild(first: RunningChild, options: SuperviseOptions): 
     if (stopping.signal.aborted) return;
     status = { ...status, state: 'failed' };
     options.onGiveUp(
-      new ChildLostError(`${name} exited and ${maxRestarts} restarts in a row failed (last: ${oneLine(lastError)}): giving up (EMBEDDED_MAX_RESTARTS)`, {
+      new ChildLostError(`${name} exited and ${maxRestarts} restarts in a row failed${lastError === undefined ? '' : ` (last: ${oneLine(lastError)})`}: giving up (EMBEDDED_MAX_RESTARTS)`, {
         cause: lastError,
       }),
     );
