@@ -178,6 +178,7 @@ async function checkHealth(nc: NatsConnection, client: ServiceClient, children: 
   }
   const natsOk =
     !down.nats &&
+    !client.disconnected() &&
     (await withTimeout(nc.rtt(), HealthTimeoutMs).then(
       () => true,
       () => false,

@@ -19,6 +19,8 @@ export interface ServiceClient {
    * check it against the endpoint's schema.
    */
   callForJson<E extends Endpoint>(endpoint: E, request: RequestOf<E>, options?: CallOptions): Promise<Uint8Array>;
+  /** Whether the connection to NATS is down right now (it reconnects by itself); calls then answer 503 at once. */
+  disconnected(): boolean;
   /** The largest message the connected NATS server takes, in bytes. */
   maxPayload(): number;
   /** Stops listening for replies; requests still waiting fail with 503. */
@@ -103,6 +105,7 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
       throwErrorReply(endpoint, msg);
       return msg.data;
     },
+    disconnected: () => disconnected,
     maxPayload,
     close() {
       replies.unsubscribe();
