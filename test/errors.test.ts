@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
 import t from 'tap';
+import { isDatabaseUnreachable } from '../src/infra/postgres.js';
 import { startTestService, TestProject } from './support/service.js';
 
 const svc = await startTestService(t);
@@ -85,4 +87,16 @@ t.test('answers 503 service_unavailable with Retry-After, not 500, when the data
 
   const again = await svc.request('GET', `/${TestProject}/shops`, { token });
   t.equal(again.status, 200, 'the pool connects again on the next request');
+});
+
+t.test('tells an unreachable database from a wrong statement by codes alone', async (t) => {
+  const pg = (code: string) => new postgres.PostgresError({ code, message: 'any text' } as never);
+  const system = (code: string) => Object.assign(new Error('any text'), { code });
+  for (const err of [pg('08006'), pg('08001'), pg('57P01'), pg('57P02'), pg('57P03'), pg('53300'), system('CONNECTION_CLOSED'), system('CONNECT_TIMEOUT'), system('ECONNREFUSED')]) {
+    t.ok(isDatabaseUnreachable(err), `${(err as { code: string }).code} is unreachable`);
+  }
+  t.ok(isDatabaseUnreachable(new Error('wrapped', { cause: system('CONNECTION_ENDED') })), 'also as the cause of a wrapping error');
+  for (const err of [pg('42P01'), pg('23505'), pg('40001'), system('08006'), new Error('connection refused'), 'ECONNREFUSED']) {
+    t.notOk(isDatabaseUnreachable(err), `${String((err as { code?: string }).code ?? err)} is not`);
+  }
 });
