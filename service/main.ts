@@ -26,7 +26,9 @@ async function main(): Promise<void> {
 
   let service;
   try {
-    service = await startService(config, log);
+    // A child server that cannot be restarted ends the process: whatever runs it (systemd,
+    // Kubernetes, an operator) takes over from here. Its exit hooks stop the other children.
+    service = await startService(config, log, { onChildLost: (err) => fail(err.message) });
   } catch (err) {
     if (err instanceof MissingNatsServerError || err instanceof EmbeddedPostgresError || err instanceof ConfigError) return fail(err.message);
     log.fatal({ err }, 'start failed');

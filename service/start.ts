@@ -11,6 +11,7 @@ import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.js';
 import { loadMigrations, migrate, migrationsDir } from '../src/infra/migrate.js';
 import { connectNats, startNatsServer } from '../src/infra/nats.js';
 import { connectPostgres } from '../src/infra/postgres.js';
+import { superviseChild, type ChildLostError, type RunningChild, type SupervisedChild } from '../src/infra/supervise.js';
 import { projectRoot } from '../src/infra/project-root.js';
 import { resolveCheckoutSecret, resolveJwtSecret, type Secret } from '../src/secrets.js';
 import type { Logger } from '../src/logger.js';
@@ -32,7 +33,15 @@ export interface RunningService {
 export interface StartOptions {
   /** Listen on config.http (default true). Tests that only inject pass false. */
   listen?: boolean;
+  /**
+   * The embedded Postgres or the spawned nats-server died and could not be restarted
+   * (EMBEDDED_MAX_RESTARTS failures in a row). `npm start` exits non-zero; default: logged only.
+   */
+  onChildLost?: (err: ChildLostError) => void;
 }
+
+/** The children the embedded defaults started and keep running, by the health check they stand behind. */
+type Children = Partial<Record<'nats' | 'postgres', SupervisedChild>>;
 
 export async function startService(config: Config, log: Logger, options: StartOptions = {}): Promise<RunningService> {
   // Started parts stop in reverse order, also when a later step of the start fails.
@@ -42,8 +51,28 @@ export async function startService(config: Config, log: Logger, options: StartOp
       await step().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
     }
   };
+  const children: Children = {};
+  const supervise = (part: keyof Children, name: string, first: RunningChild, restart: () => Promise<RunningChild>) => {
+    const child = superviseChild(first, {
+      name,
+      restart,
+      log,
+      maxRestarts: config.embedded.maxRestarts,
+      onGiveUp: options.onChildLost ?? ((err) => log.fatal({ err }, 'an embedded child server is lost')),
+    });
+    children[part] = child;
+    stops.push(() => child.stop());
+  };
   try {
-    const natsUrl = config.nats.url ?? (await spawnNats(config, log, stops));
+    let natsUrl = config.nats.url;
+    if (!natsUrl) {
+      // NATS's own port when it is free, so that integrators' tools find the spawned server as they would any.
+      const start = (port?: number) =>
+        startNatsServer({ storeDir: path.join(config.dataDir, 'nats'), bin: config.nats.serverBin, log, preferredPort: 4222, port });
+      const server = await start();
+      supervise('nats', 'the spawned nats-server', server, () => start(server.port));
+      natsUrl = server.url;
+    }
     const nc = await connectNats({ url: natsUrl, name: `checkout-platform-${config.role}`, log });
     const publisher = createPublisher(nc);
     stops.push(async () => {
@@ -51,14 +80,22 @@ export async function startService(config: Config, log: Logger, options: StartOp
       await nc.drain();
     });
 
-    if (config.role !== 'edge') await startWorkerSide(config, log, { nc, publisher }, stops);
+    if (config.role !== 'edge') {
+      let databaseUrl = config.database.url;
+      if (!databaseUrl) {
+        const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log });
+        supervise('postgres', 'the embedded Postgres', embedded, () => embedded.restart());
+        databaseUrl = embedded.url;
+      }
+      await startWorkerSide(config, log, databaseUrl, { nc, publisher }, stops);
+    }
 
     let edge: EdgeApp | undefined;
     let url: string | undefined;
     if (config.role !== 'workers') {
       const client = createServiceClient({ nc, publisher, timeoutMs: config.requestTimeoutMs });
       stops.push(async () => client.close());
-      edge = await startEdgeSide(config, log, nc, client);
+      edge = await startEdgeSide(config, log, nc, client, children);
       stops.push(() => edge!.close());
       if (options.listen ?? true) {
         url = await edge.listen({ host: config.http.host, port: config.http.port });
@@ -74,25 +111,13 @@ export async function startService(config: Config, log: Logger, options: StartOp
   }
 }
 
-async function spawnNats(config: Config, log: Logger, stops: Array<() => Promise<unknown>>): Promise<string> {
-  // NATS's own port when it is free, so that integrators' tools find the spawned server as they would any.
-  const server = await startNatsServer({ storeDir: path.join(config.dataDir, 'nats'), bin: config.nats.serverBin, log, preferredPort: 4222 });
-  stops.push(() => server.stop());
-  return server.url;
-}
-
 async function startWorkerSide(
   config: Config,
   log: Logger,
+  databaseUrl: string,
   bus: { nc: NatsConnection; publisher: Publisher },
   stops: Array<() => Promise<unknown>>,
 ): Promise<void> {
-  let databaseUrl = config.database.url;
-  if (!databaseUrl) {
-    const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log });
-    stops.push(() => embedded.stop());
-    databaseUrl = embedded.url;
-  }
   const sql = connectPostgres({ url: databaseUrl, poolMax: config.database.poolMax });
   stops.push(() => sql.end({ timeout: 5 }));
   // Checkouts get a pool of their own: long import transactions never take the connections a
@@ -121,7 +146,7 @@ async function startWorkerSide(
   stops.push(() => workers.stop());
 }
 
-async function startEdgeSide(config: Config, log: Logger, nc: NatsConnection, client: ServiceClient): Promise<EdgeApp> {
+async function startEdgeSide(config: Config, log: Logger, nc: NatsConnection, client: ServiceClient, children: Children): Promise<EdgeApp> {
   const signing = await resolveJwtSecret(config);
   logGenerated(log, 'JWT_SECRET', signing, 'npm run token signs with it');
   const verifier = createTokenVerifier({
@@ -130,7 +155,7 @@ async function startEdgeSide(config: Config, log: Logger, nc: NatsConnection, cl
     issuer: config.auth.issuer,
     audience: config.auth.audience,
   });
-  return buildEdge({ config, log, client, verifier, health: () => checkHealth(nc, client), version: packageVersion() });
+  return buildEdge({ config, log, client, verifier, health: () => checkHealth(nc, client, children), version: packageVersion() });
 }
 
 function logGenerated(log: Logger, variable: string, secret: Secret, note: string): void {
@@ -144,19 +169,28 @@ function logGenerated(log: Logger, variable: string, secret: Secret, note: strin
 
 const HealthTimeoutMs = 2000;
 
-async function checkHealth(nc: NatsConnection, client: ServiceClient): Promise<HealthReport> {
-  const natsOk = await withTimeout(nc.rtt(), HealthTimeoutMs).then(
-    () => true,
-    () => false,
-  );
+async function checkHealth(nc: NatsConnection, client: ServiceClient, children: Children): Promise<HealthReport> {
+  // A child that is being restarted is down, whatever a connection may still believe.
+  const down: NonNullable<HealthReport['embedded']> = {};
+  for (const [part, child] of Object.entries(children) as Array<[keyof Children, SupervisedChild]>) {
+    const status = child.status();
+    if (status.state !== 'running') down[part] = status;
+  }
+  const natsOk =
+    !down.nats &&
+    !client.disconnected() &&
+    (await withTimeout(nc.rtt(), HealthTimeoutMs).then(
+      () => true,
+      () => false,
+    ));
   const worker = natsOk ? await client.call(system.health, {}, { timeoutMs: HealthTimeoutMs }).catch(() => undefined) : undefined;
   const checks: HealthReport['checks'] = {
     nats: natsOk ? 'ok' : 'unavailable',
-    postgres: worker?.postgres ?? 'unknown',
+    postgres: down.postgres ? 'unavailable' : (worker?.postgres ?? 'unknown'),
     migrations: worker ? worker.migrations : 'unknown',
   };
   const ok = checks.nats === 'ok' && checks.postgres === 'ok' && checks.migrations === 'ok';
-  return { status: ok ? 'ok' : 'unavailable', checks };
+  return { status: ok ? 'ok' : 'unavailable', checks, ...(Object.keys(down).length ? { embedded: down } : {}) };
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -32,6 +32,7 @@ const Environment = z
     NATS_URL: variable(z.string().optional()),
     NATS_SERVER_BIN: variable(z.string().optional()),
     DATA_DIR: variable(z.string().default('./data')),
+    EMBEDDED_MAX_RESTARTS: variable(z.coerce.number().int().min(0).max(1000).default(5)),
     JWT_SECRET: variable(z.string().min(32, 'must be at least 32 characters').optional()),
     JWKS_URL: variable(z.url().optional()),
     JWT_ISSUER: variable(z.string().default('checkout-platform')),
@@ -79,6 +80,11 @@ const Configuration = Environment.transform((env) => ({
   database: { url: env.DATABASE_URL, poolMax: env.DATABASE_POOL_MAX, checkoutPoolMax: env.CHECKOUT_POOL_MAX },
   nats: { url: env.NATS_URL, serverBin: env.NATS_SERVER_BIN },
   dataDir: env.DATA_DIR,
+  /**
+   * Failed restarts in a row (5) of the embedded Postgres or the spawned nats-server before the
+   * process exits non-zero and leaves the next step to whatever runs it.
+   */
+  embedded: { maxRestarts: env.EMBEDDED_MAX_RESTARTS },
   auth: { jwtSecret: env.JWT_SECRET, jwksUrl: env.JWKS_URL, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE },
   logLevel: env.LOG_LEVEL,
   /** `auto`: readable lines on a terminal, JSON lines otherwise; `json` and `pretty` force one. */

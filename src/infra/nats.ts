@@ -4,6 +4,7 @@ import path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../logger.js';
 import { findExecutable, freePort, stopLeftoverServer } from './processes.js';
+import type { ChildExit, RunningChild } from './supervise.js';
 
 export async function connectNats(options: { url: string; name: string; log: Logger }): Promise<NatsConnection> {
   const nc = await connect({
@@ -29,9 +30,9 @@ export class MissingNatsServerError extends Error {
   override name = 'MissingNatsServerError';
 }
 
-export interface SpawnedNatsServer {
+export interface SpawnedNatsServer extends RunningChild {
   url: string;
-  stop(): Promise<void>;
+  port: number;
 }
 
 /**
@@ -46,6 +47,8 @@ export async function startNatsServer(options: {
   monitorPort?: number;
   /** Listen on this port when it is free (else on any free one). Default: any. */
   preferredPort?: number;
+  /** Listen on exactly this port (a restart: clients reconnect to the address they know). */
+  port?: number;
 }): Promise<SpawnedNatsServer> {
   const bin = options.bin ?? (await findExecutable('nats-server'));
   if (!bin) {
@@ -58,13 +61,13 @@ export async function startNatsServer(options: {
   const pidFile = path.join(storeDir, 'nats-server.pid');
   if (await stopLeftoverServer(pidFile, storeDir)) options.log.warn({ storeDir }, 'stopped a nats-server left running by an earlier start');
 
-  const port = await freePort(options.preferredPort);
+  const port = options.port ?? (await freePort(options.preferredPort));
   const monitoring = options.monitorPort ? ['-m', String(options.monitorPort)] : [];
   const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, '-P', pidFile, ...monitoring], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let output = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<ChildExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 
   await new Promise<void>((resolve, reject) => {
     child.once('error', (err) => reject(new MissingNatsServerError(`nats-server could not be started (${bin}): ${err.message}`)));
@@ -72,17 +75,20 @@ export async function startNatsServer(options: {
       output = (output + chunk.toString()).slice(-4000);
       if (output.includes('Server is ready')) resolve();
     });
-    void exited.then((code) => reject(new Error(`nats-server exited with code ${code} before it was ready: ${output.trim()}`)));
+    void exited.then(({ code, signal }) => reject(new Error(`nats-server exited (${code ?? signal}) before it was ready: ${output.trim()}`)));
   });
   child.stderr.removeAllListeners('data');
   child.stderr.resume();
   // If this process dies without stopping it, the server must not outlive it.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
-  options.log.info({ port, storeDir }, 'nats-server started');
+  void exited.then(() => process.removeListener('exit', killOnExit));
+  options.log.info({ port, storeDir, pid: child.pid }, 'nats-server started');
 
   return {
     url: `nats://127.0.0.1:${port}`,
+    port,
+    exited,
     async stop() {
       process.removeListener('exit', killOnExit);
       if (child.exitCode !== null) return;

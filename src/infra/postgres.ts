@@ -32,6 +32,39 @@ export const PgErrorCode = {
   undefinedTable: '42P01',
 } as const;
 
+/**
+ * Errors that say "the database cannot be reached now", not "the statement is wrong": postgres.js's
+ * own connection codes, the socket's, and the SQLSTATEs of a lost connection (class 08), a server
+ * shutting down, crashing or starting up (57P01-57P03) and a full server (53300).
+ */
+const UnreachableCodes: ReadonlySet<string> = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
+
+/** Whether `err` (or an error it was wrapped around) means the database is unreachable for now. */
+export function isDatabaseUnreachable(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (UnreachableCodes.has(code) || (e instanceof postgres.PostgresError && code.startsWith('08')))) return true;
+    if (e instanceof AggregateError && e.errors.some(isDatabaseUnreachable)) return true;
+  }
+  return false;
+}
+
 export function hasPgCode(err: unknown, code: string): err is postgres.PostgresError {
   return err instanceof postgres.PostgresError && err.code === code;
 }

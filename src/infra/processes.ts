@@ -1,4 +1,4 @@
-import { access, constants, readFile } from 'node:fs/promises';
+import { access, constants, readFile, unlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -49,13 +49,8 @@ export async function findExecutable(name: string): Promise<string | undefined> 
  * still names it and it still holds the data directory. Stop it before starting a new one.
  */
 export async function stopLeftoverServer(pidFile: string, commandFragment: string): Promise<boolean> {
-  let pid: number;
-  try {
-    pid = Number.parseInt((await readFile(pidFile, 'utf8')).split('\n')[0] ?? '', 10);
-  } catch {
-    return false;
-  }
-  if (!Number.isInteger(pid) || pid <= 0 || !(await commandLineIncludes(pid, commandFragment))) return false;
+  const pid = await readPid(pidFile);
+  if (pid === undefined || !(await commandLineIncludes(pid, commandFragment))) return false;
   try {
     process.kill(pid, 'SIGINT');
   } catch {
@@ -64,6 +59,27 @@ export async function stopLeftoverServer(pidFile: string, commandFragment: strin
   for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(100);
   if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   return true;
+}
+
+/**
+ * Removes a pid file whose pid now belongs to a program other than `commandFragment` (the server it
+ * named was killed and the pid handed out again): the server would take it for a running copy of
+ * itself and refuse to start. A pid file of a dead pid is left to the server, which knows it is stale.
+ */
+export async function forgetReusedPid(pidFile: string, commandFragment: string): Promise<boolean> {
+  const pid = await readPid(pidFile);
+  if (pid === undefined || !isAlive(pid) || (await commandLineIncludes(pid, commandFragment))) return false;
+  await unlink(pidFile).catch(() => undefined);
+  return true;
+}
+
+async function readPid(pidFile: string): Promise<number | undefined> {
+  try {
+    const pid = Number.parseInt((await readFile(pidFile, 'utf8')).split('\n')[0] ?? '', 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function commandLineIncludes(pid: number, fragment: string): Promise<boolean> {

@@ -19,6 +19,8 @@ export interface ServiceClient {
    * check it against the endpoint's schema.
    */
   callForJson<E extends Endpoint>(endpoint: E, request: RequestOf<E>, options?: CallOptions): Promise<Uint8Array>;
+  /** Whether the connection to NATS is down right now (it reconnects by itself); calls then answer 503 at once. */
+  disconnected(): boolean;
   /** The largest message the connected NATS server takes, in bytes. */
   maxPayload(): number;
   /** Stops listening for replies; requests still waiting fail with 503. */
@@ -68,12 +70,22 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
     for (const token of [...waiting.keys()]) settle(token)?.reject(reason);
   };
   void nc.closed().then(() => failAll(AppError.unavailable('the message broker is not reachable')));
+  // While the connection is down (it reconnects by itself) a request is answered 503 at once
+  // instead of waiting out its timeout in the client's buffer.
+  let disconnected = false;
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect') disconnected = true;
+      else if (status.type === 'reconnect') disconnected = false;
+    }
+  })();
 
   const send = (endpoint: Endpoint, request: unknown, options: CallOptions | undefined) => {
     const payload = endpoint.codec.encode(request);
     // A request the broker cannot carry is the client's too-large input, not an outage.
     const size = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
     if (size > maxPayload()) return Promise.reject(new AppError(413, 'payload_too_large', 'the request is too large to be handled'));
+    if (disconnected) return Promise.reject(AppError.unavailable('the message broker is not reachable'));
     const token = (sequence++).toString(36);
     return new Promise<Msg>((resolve, reject) => {
       const timer = setTimeout(() => settle(token)?.reject(AppError.unavailable('the service did not answer in time')), options?.timeoutMs ?? timeoutMs);
@@ -93,6 +105,7 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
       throwErrorReply(endpoint, msg);
       return msg.data;
     },
+    disconnected: () => disconnected,
     maxPayload,
     close() {
       replies.unsubscribe();

@@ -2,6 +2,7 @@ import { headers, type Msg, type NatsConnection, type Subscription } from '@nats
 import type { Logger } from 'pino';
 import { ErrorHeaders, type Endpoint, type ParsedRequestOf, type ReplyOf } from '../../subjects/contract.js';
 import { AppError, isAppError } from '../errors.js';
+import { isDatabaseUnreachable } from '../infra/postgres.js';
 import { describeUnstorable, findUnstorableText } from '../../subjects/formats/json.js';
 import type { Publisher } from './publisher.js';
 
@@ -77,8 +78,9 @@ async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger): Pr
     const result = await r.handler(parseRequest(r.endpoint, msg));
     payload = result instanceof JsonText ? result.text : JSON.stringify(result ?? null);
   } catch (err) {
-    failure = isAppError(err) ? err : AppError.internal({ cause: err });
-    if (failure.status >= 500) log.error({ err, subject }, 'request handler failed');
+    failure = toFailure(err);
+    if (failure.status === 503 && !isAppError(err)) log.warn({ err, subject }, 'request failed: the database is unreachable');
+    else if (failure.status >= 500) log.error({ err, subject }, 'request handler failed');
     payload = JSON.stringify(failure.body());
   }
   const reply = msg.reply;
@@ -92,6 +94,13 @@ async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger): Pr
   } else {
     publisher.publish(reply, payload, undefined, onError);
   }
+}
+
+/** An outage is 503 (the client may try again), anything else unexpected a 500 (a bug). */
+function toFailure(err: unknown): AppError {
+  if (isAppError(err)) return err;
+  if (isDatabaseUnreachable(err)) return AppError.unavailable('the database is not reachable; try again', { cause: err });
+  return AppError.internal({ cause: err });
 }
 
 function parseRequest(endpoint: Endpoint, msg: Msg): unknown {
