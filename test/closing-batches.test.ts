@@ -168,7 +168,7 @@ t.test('two triggers ticking the same batch time claim it once, and a batch deli
   t.equal(claimed.length, 1, 'one side claimed the batch time');
   t.same(ofThis(await Promise.all(triggers.map((tr) => tr.tick(new Date(at.getTime() + 1000))))), [], 'the next second claims nothing');
   const body = await batchedUpTo('b2', 2);
-  t.same(body.batches.map((b: any) => [b.batchAt, b.orderCount]), [[(claimed[0] as Extract<ClosingWork, { type: 'batch' }>).batchAt, 2]]);
+  t.same(body.batches.map((b: any) => [b.batchAt, b.orderCount]), [[(claimed[0] as Extract<ClosingWork, { type: 'batch' }>).batchAt, 2]], 'one batch took both orders');
   const before = (await downloadLog(svc, tokens.read, body.links.batch_aggregated_receipts.href)).bytes;
 
   // The same batch delivered again (as after a relay crash outside the duplicate window).
@@ -181,7 +181,7 @@ t.test('two triggers ticking the same batch time claim it once, and a batch deli
   const after = await batchesOf('b2');
   t.same(after.body.batches, body.batches, 'still the one batch');
   t.same((await downloadLog(svc, tokens.read, body.links.batch_aggregated_receipts.href)).bytes, before, 'the log is as it was');
-  t.same(csvRows(new TextDecoder().decode(before)).map((r) => r.orderID), sold);
+  t.same(csvRows(new TextDecoder().decode(before)).map((r) => r.orderID), sold, 'the log lists the orders once, by sequence number');
 });
 
 t.test('refuses a bad batch interval or a DSFinV-K batch format with 400 naming the field', async (t) => {
