@@ -14,6 +14,7 @@ import { createCatalogActor } from './catalog/handler.js';
 import { createCheckoutActor } from './checkout/handler.js';
 import { createCheckoutProcessActor } from './checkout-process/handler.js';
 import { createClosingSchedulesActor } from './closing-schedules/handler.js';
+import { createBatchTrigger } from './closing-schedules/batch-trigger.js';
 import { createScheduleTrigger } from './closing-schedules/trigger.js';
 import { createClosingSequenceActor } from './closing-sequence/handler.js';
 import { createCouponsActor } from './coupons/handler.js';
@@ -95,10 +96,16 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       ? await startFulfillmentCaller({ nc, log, client, service: { url, token, timeoutMs, publicBaseUrl }, retryScheduleMs, maxAttempts, concurrency: callers })
       : undefined;
   const scheduleTrigger = createScheduleTrigger({ sql, log, claimed: () => relay.nudge() });
-  if (deps.closings.schedulerEnabled) scheduleTrigger.start();
+  // Batches are claimed like fire times, on a timer of their own (node-cron's minute is too coarse).
+  const batchTrigger = createBatchTrigger({ sql, log, claimed: () => relay.nudge() });
+  if (deps.closings.schedulerEnabled) {
+    scheduleTrigger.start();
+    batchTrigger.start();
+  }
   return {
     async stop() {
       await scheduleTrigger.stop();
+      await batchTrigger.stop();
       await fulfillmentCaller?.stop();
       client.close();
       await endpoints.stop();

@@ -97,8 +97,8 @@ const Configuration = Environment.transform((env) => ({
   publicBaseUrl: env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
   receipts: { timeZone: env.RECEIPT_TIME_ZONE, partBytes: env.RECEIPT_PART_BYTES, renderThreads: env.RECEIPT_RENDER_THREADS },
   /**
-   * Whether this process's node-cron ticks claim due closing schedules (every worker process may; each
-   * fire time is claimed once); the delays between attempts of closing work (1 s, 5 s, 15 s, 1 min,
+   * Whether this process's node-cron ticks claim due closing schedules, and its batch ticks (each
+   * second) their due batches (every worker process may; each fire and batch time is claimed once); the delays between attempts of closing work (1 s, 5 s, 15 s, 1 min,
    * 5 min, then every 15 min) and how many attempts it gets (50: about eleven hours) before a report
    * job is `failed`.
    */

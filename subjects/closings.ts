@@ -11,17 +11,35 @@ import { jobSubject } from './jobs.js';
  * Closings: per shop, a gapless sequence of reports, each covering the shop's orders after the
  * previous one (a contiguous range of their sequence numbers). Schedules make them at fire times
  * (claimed once per schedule and fire time, whatever the number of worker processes); report jobs
- * make one now. Each closing gets one log (file) per format.
+ * make one now. Each closing gets one log (file) per format. Between closings, a schedule's batches
+ * append the orders that came to the coming closing's batch logs (claimed once per batch time).
  */
 
 export const LogFormats = ['dsfinvk_2023_03', 'aggregated_receipts'] as const;
 export type LogFormat = (typeof LogFormats)[number];
+/**
+ * Formats a batch log may have. A DSFinV-K export is the record of one Kassenabschluss (Z_NR): an
+ * export per batch would be a closing the tax office never sees as one, so batches log
+ * aggregated_receipts only; the closing's own dsfinvk_2023_03 log is the export of the day.
+ */
+export const BatchLogFormats = ['aggregated_receipts'] as const;
+export type BatchLogFormat = (typeof BatchLogFormats)[number];
 export const LogStates = ['not_present', 'present'] as const;
+export const LogKinds = ['closing', 'batch'] as const;
 export const ScheduleModes = ['includeUntilExecution', 'includeUntilScheduled'] as const;
 export type ScheduleMode = (typeof ScheduleModes)[number];
 export const JobStates = ['pending', 'done', 'failed'] as const;
 
 const MaxDurationMs = 24 * 3_600_000;
+
+const BatchFormats = z
+  .array(
+    z.enum(BatchLogFormats, {
+      error: (issue) => `batch logs are written as ${BatchLogFormats.join(', ')} only (a DSFinV-K export belongs to a closing), not ${JSON.stringify(issue.input)}`,
+    }),
+  )
+  .max(BatchLogFormats.length)
+  .refine((formats) => new Set(formats).size === formats.length, 'batchFormats must not repeat');
 
 const Formats = z
   .array(z.enum(LogFormats, { error: (issue) => `unknown log format ${JSON.stringify(issue.input)}: this platform generates ${LogFormats.join(', ')}` }))
@@ -54,8 +72,10 @@ export const ClosingScheduleInput = z
         return ms !== undefined && ms > 0 && ms <= MaxDurationMs;
       }, 'a duration of the form <h>h<m>m<s>s (such as 1h0m0s or 30m), more than 0 and at most 24h')
       .optional()
-      .describe('Stored and returned; this platform generates no batch logs'),
-    batchFormats: Formats.default([]).describe('Stored and returned; this platform generates no batch logs'),
+      .describe(
+        'Between two closings, at every multiple of this interval (counted from 1970-01-01T00:00Z), the orders that came since the last batch are appended to the batch logs of the coming closing',
+      ),
+    batchFormats: BatchFormats.default([]).describe('Formats of the batch logs: aggregated_receipts (a DSFinV-K export belongs to a closing and is refused here)'),
   })
   .refine((s) => s.hour < 24 || s.minute === 0, { message: 'with hour 24 (the end of the day) minute must be 0', path: ['minute'] })
   .meta({ id: 'ClosingScheduleBody' });
@@ -87,7 +107,12 @@ export type TaxShare = z.infer<typeof TaxShare>;
 /** The shop as a closing records it (as in Order). */
 export type ClosingShop = z.infer<typeof OrderShop>;
 export const PaymentShare = z.object({ paymentMethod: z.string(), amount: z.int() });
-export const ClosingLog = z.object({ id: z.int(), format: z.string(), state: z.enum(LogStates) });
+export const ClosingLog = z.object({
+  id: z.int(),
+  format: z.string(),
+  state: z.enum(LogStates),
+  kind: z.enum(LogKinds).describe("closing: made with the closing; batch: the intra-day running log its schedule's batches appended to"),
+});
 export type ClosingLog = z.infer<typeof ClosingLog>;
 
 export const ClosingOrigin = z.discriminatedUnion('type', [
@@ -170,12 +195,26 @@ export const ClosingWork = z.discriminatedUnion('type', [
     location: z.string(),
   }),
   z.object({ type: z.literal('report'), project: z.string(), shopID: z.string(), jobID: z.string() }),
+  z.object({
+    type: z.literal('batch'),
+    project: z.string(),
+    shopID: z.string(),
+    scheduleID: z.int(),
+    batchAt: z.iso.datetime(),
+    includeAllStates: z.boolean(),
+    formats: z.array(z.enum(BatchLogFormats)),
+  }),
 ]);
 export type ClosingWork = z.infer<typeof ClosingWork>;
 
 /** The claim key of a schedule's fire time: its Nats-Msg-Id, and the closing's trigger key. */
 export function triggerKey(scheduleID: number, fireAt: Date): string {
   return `${scheduleID}:${fireAt.toISOString()}`;
+}
+
+/** The claim key of a schedule's batch time: its Nats-Msg-Id. */
+export function batchKey(scheduleID: number, batchAt: Date): string {
+  return `batch:${scheduleID}:${batchAt.toISOString()}`;
 }
 
 export function closingWorkSubject(work: Pick<ClosingWork, 'project' | 'shopID' | 'type'>): string {
@@ -196,6 +235,10 @@ export function logPath(project: string, id: number): string {
   return `/${project}/closings/logs/${id}`;
 }
 
+export function batchesPath(project: string, shopID: string): string {
+  return `/${project}/closings/shops/${encodeURIComponent(shopID)}/batches`;
+}
+
 export function jobPath(project: string, id: string): string {
   return `/${project}/closings/jobs/${id}`;
 }
@@ -212,6 +255,27 @@ export const LogInfo = z.object({
   size: z.int(),
   chunks: z.int(),
 });
+
+export const ClosingBatch = z.object({
+  scheduleID: z.int(),
+  batchAt: z.iso.datetime().describe('The batch time: orders finalized up to it were taken'),
+  appendedAt: z.iso.datetime(),
+  firstOrderSequenceNumber: z.int(),
+  lastOrderSequenceNumber: z.int().describe('firstOrderSequenceNumber - 1 when nothing had come since the batch before'),
+  orderCount: z.int().describe('The orders it appended: the final ones of its range, or all with includeAllStates'),
+});
+
+export const ClosingBatches = z
+  .object({
+    shopID: z.string(),
+    sequenceNumber: z.int().describe('The closing the batches belong to: by default the coming one, which does not exist yet'),
+    closed: z.boolean().describe('Whether that closing was made (then its logs list these batch logs too)'),
+    logs: z.array(ClosingLog).describe('Its batch logs; download each at links[batch_<format>] while the day runs'),
+    batches: z.array(ClosingBatch).describe('The batches appended to them, oldest first'),
+    links: z.record(z.string(), Href).describe('self, and one link per batch log, named batch_<format>'),
+  })
+  .meta({ id: 'ClosingBatches' });
+export type ClosingBatches = z.infer<typeof ClosingBatches>;
 
 export const closings = {
   listSchedules: endpoint('svc.closings.listSchedules', Project, z.object({ schedules: z.array(ClosingSchedule) })),
@@ -246,6 +310,8 @@ export const closings = {
     ShopClosing.extend({ after: z.int().min(0), limit: z.int().min(1).max(1000) }),
     z.object({ orders: z.array(z.string()), next: z.int().nullable() }),
   ),
+  /** The batches and batch logs of a closing of a shop: the coming (open) one unless a number is given. */
+  batches: endpoint('svc.closings.batches', Project.extend({ shopID: ShopId, sequenceNumber: z.int().min(1).optional() }), ClosingBatches),
   logInfo: endpoint('svc.closings.logInfo', Project.extend({ id: z.int() }), LogInfo),
   /** One chunk of a log's file, base64 (a file of any size travels chunk by chunk). */
   logChunk: endpoint('svc.closings.logChunk', Project.extend({ id: z.int(), n: z.int().min(0) }), z.object({ data: z.string() })),

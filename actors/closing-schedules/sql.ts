@@ -17,6 +17,7 @@ export interface ScheduleRow {
   append_batch_every: string | null;
   batch_formats: string[];
   fired_until: Date;
+  batched_until: Date;
 }
 
 function columns(input: ClosingScheduleInput) {
@@ -102,6 +103,47 @@ export async function claimFireTime(sql: Sql, scheduleId: string, fireAt: Date, 
     ), published as (
       insert into outbox (subject, payload, msg_id)
       select subject, payload, msg_id from (${outboxRows(sql, [trigger])}) e where exists (select from claimed)
+    )
+    select count(*)::int as claimed from claimed`;
+  return row!.claimed === 1;
+}
+
+export interface BatchScheduleRow {
+  id: string;
+  project: string;
+  shop_id: string;
+  include_all_states: boolean;
+  append_batch_every: string;
+  batch_formats: string[];
+  batched_until: Date;
+}
+
+/** The schedules that append batches (an interval and at least one batch format), for a batch tick. */
+export function schedulesToBatch(sql: Sql) {
+  return sql<BatchScheduleRow[]>`
+    select id, project, shop_id, include_all_states, append_batch_every, batch_formats, batched_until
+    from closing_schedules where append_batch_every is not null and cardinality(batch_formats) > 0`;
+}
+
+/**
+ * Claims a batch time of a schedule, in one statement, as claimFireTime claims a fire time: moves
+ * the schedule's batch watermark to it (only forward), inserts the claim (unique on schedule and
+ * batch time) and writes the batch work to the outbox. One of any number of processes gets it.
+ */
+export async function claimBatchTime(sql: Sql, scheduleId: string, batchAt: Date, work: OutboxEvent): Promise<boolean> {
+  const [row] = await sql<{ claimed: number }[]>`
+    with advanced as (
+      update closing_schedules set batched_until = ${batchAt}
+      where id = ${scheduleId} and batched_until < ${batchAt}
+      returning id, project, shop_id
+    ), claimed as (
+      insert into closing_batches (schedule_id, batch_at, project, shop_id)
+      select id, ${batchAt}, project, shop_id from advanced
+      on conflict do nothing
+      returning schedule_id
+    ), published as (
+      insert into outbox (subject, payload, msg_id)
+      select subject, payload, msg_id from (${outboxRows(sql, [work])}) e where exists (select from claimed)
     )
     select count(*)::int as claimed from claimed`;
   return row!.claimed === 1;

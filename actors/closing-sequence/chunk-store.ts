@@ -1,4 +1,4 @@
-import type { Sql } from '../../src/infra/postgres.js';
+import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 import { insertChunk } from './log-sql.js';
 
 /**
@@ -22,13 +22,17 @@ export interface ChunkStore {
   size(part: number): number;
 }
 
-export function createChunkStore(sql: Sql, logId: string, generation: string): ChunkStore {
+/**
+ * `sql` may be a transaction (a batch appends its chunks in the transaction that records it);
+ * `firstChunk` is where numbering goes on (a batch log's next chunk).
+ */
+export function createChunkStore(sql: Sql | TransactionSql, logId: string, generation: string, firstChunk = 0): ChunkStore {
   const parts = new Map<number, { buffers: Uint8Array[]; length: number; n: number; size: number }>();
   let pending: Array<Promise<void>> = [];
   const partOf = (part: number) => {
     let state = parts.get(part);
     if (!state) {
-      state = { buffers: [], length: 0, n: 0, size: 0 };
+      state = { buffers: [], length: 0, n: part === 0 ? firstChunk : 0, size: 0 };
       parts.set(part, state);
     }
     return state;

@@ -34,7 +34,10 @@ interface Request {
   cutOffAt: Date;
 }
 
-export async function closeShop(sql: Sql, work: ClosingWork, now: () => Date = () => new Date()): Promise<ClosedShop | null> {
+/** The work that makes a closing (a batch appends to the coming one's batch logs: batch.ts). */
+export type ClosingRequestWork = Exclude<ClosingWork, { type: 'batch' }>;
+
+export async function closeShop(sql: Sql, work: ClosingRequestWork, now: () => Date = () => new Date()): Promise<ClosedShop | null> {
   const { project, shopID: shopId } = work;
   // Read before the lock: the company data and the shop as they are when the closing is made.
   const settings = await readSettings(sql, project);
@@ -48,7 +51,9 @@ export async function closeShop(sql: Sql, work: ClosingWork, now: () => Date = (
     if ('closed' in request) return request.closed === null ? null : { project, shopId, sequenceNumber: request.closed };
 
     const after = Number(sequence.last_order_sequence_number);
-    const last = await db.rangeEnd(tx, project, shopId, after, request.cutOffAt);
+    // A closing covers at least what its batches appended (they ran under this lock before it, with
+    // their own cut-offs), so its batch logs are always a prefix of its orders.
+    const last = Math.max(await db.rangeEnd(tx, project, shopId, after, request.cutOffAt), Number(sequence.batched_order_sequence_number));
     const { sum, finalOrders } = await rangeTotals(tx, project, shopId, after, last);
     const otherOrders = request.includeAllStates ? await db.countNonFinal(tx, project, shopId, after, last) : 0;
     const shop = shopRow ? shopOf(shopRow) : ((last > after ? await db.shopOfOrder(tx, project, shopId, last) : undefined) ?? blankShop);
@@ -86,7 +91,7 @@ export async function closeShop(sql: Sql, work: ClosingWork, now: () => Date = (
  * What the work asks for, or, when it was done before (a trigger or job delivered again), the
  * closing it made (`closed`; null for a report job that failed).
  */
-async function requestOf(tx: TransactionSql, work: ClosingWork, createdAt: Date, jobZone: string): Promise<Request | { closed: number | null }> {
+async function requestOf(tx: TransactionSql, work: ClosingRequestWork, createdAt: Date, jobZone: string): Promise<Request | { closed: number | null }> {
   if (work.type === 'trigger') {
     const fireAt = new Date(work.fireAt);
     const key = triggerKey(work.scheduleID, fireAt);

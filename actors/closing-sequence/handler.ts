@@ -5,16 +5,18 @@ import type { Sql } from '../../src/infra/postgres.js';
 import { readJob, startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
 import { createMailboxes } from '../../src/messaging/mailbox.js';
 import { route, type Route } from '../../src/messaging/worker.js';
-import { closings, closingWorkSubject, ClosingWork } from '../../subjects/closings.js';
+import { batchesPath, closings, closingWorkSubject, ClosingWork, logPath } from '../../subjects/closings.js';
 import { jobFilter } from '../../subjects/jobs.js';
 import { findShop } from '../shops/sql.js';
+import { appendBatch, type BatchWork } from './batch.js';
+import * as batches from './batch-sql.js';
 import { closeShop, event, failJob, type ClosedShop } from './close.js';
 import { findLog, logChunk } from './log-sql.js';
 import { writeLogs, type LogWriterDeps } from './logs.js';
 import * as jobs from './job-sql.js';
 import * as read from './read-sql.js';
 import * as db from './sql.js';
-import { toJob, toSummary } from './views.js';
+import { logLinkName, toJob, toSummary } from './views.js';
 
 export interface ClosingSequenceDeps extends LogWriterDeps {
   nc: NatsConnection;
@@ -36,15 +38,30 @@ const JobIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
  * report jobs, durable on JetStream) runs one after another per shop in this process's mailbox,
  * and under the shop's row lock in Postgres across processes (close.ts). After a closing is
  * stored, its logs are written (logs.ts) before the work is acknowledged: a worker that dies
- * leaves them not_present, and the redelivered work writes them.
+ * leaves them not_present, and the redelivered work writes them. A schedule's batches run here too
+ * (batch.ts), in the same mailbox and under the same row lock, so they never interleave with a
+ * closing of the shop.
  */
 export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSequenceActor {
   const { sql, log } = deps;
   const mailboxes = createMailboxes();
 
+  // A batch that fails on its last attempt is left un-appended: the next batch (or the closing) takes its orders.
+  const batch = async (job: Job, parsed: BatchWork): Promise<JobOutcome> => {
+    try {
+      const appended = await appendBatch(sql, parsed);
+      if (appended?.orderCount) log.debug({ shopId: parsed.shopID, batchAt: parsed.batchAt, ...appended }, 'closing batch appended');
+    } catch (err) {
+      if (!job.lastAttempt) throw err;
+      log.error({ err, subject: job.subject, attempt: job.attempt }, 'closing batch failed on its last attempt; the next batch takes its orders');
+    }
+    return { kind: 'done' };
+  };
+
   const work = async (job: Job): Promise<JobOutcome> => {
     const parsed = readJob(ClosingWork, job, log, 'closing work');
     if (!parsed) return { kind: 'done' };
+    if (parsed.type === 'batch') return mailboxes.run(`${parsed.project}/${parsed.shopID}`, () => batch(job, parsed));
     return mailboxes.run(`${parsed.project}/${parsed.shopID}`, async () => {
       let closed: ClosedShop | null;
       try {
@@ -119,6 +136,31 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
         includeAllStates: closing.include_all_states,
       }, limit);
       return { orders: rows.map((r) => r.doc), next: rows.length === limit ? Number(rows.at(-1)!.sequence_number) : null };
+    }),
+
+    route(closings.batches, async ({ project, shopID, sequenceNumber }) => {
+      if (!(await findShop(sql, project, shopID))) throw AppError.notFound(`no shop with id ${shopID}`);
+      const open = await batches.openClosingNumber(sql, project, shopID);
+      const number = sequenceNumber ?? open;
+      if (number > open) throw AppError.notFound(`no closing ${number} of shop ${shopID}: the coming one is ${open}`);
+      const logs = (await batches.batchLogsOf(sql, project, shopID, number)).map((l) => ({ id: Number(l.id), format: l.format, state: l.state, kind: l.kind }));
+      const links: Record<string, { href: string }> = { self: { href: batchesPath(project, shopID) + (sequenceNumber === undefined ? '' : `?sequenceNumber=${number}`) } };
+      for (const l of logs) links[logLinkName(l)] = { href: logPath(project, l.id) };
+      return {
+        shopID,
+        sequenceNumber: number,
+        closed: number < open,
+        logs,
+        batches: (await batches.batchesOf(sql, project, shopID, number)).map((b) => ({
+          scheduleID: Number(b.schedule_id),
+          batchAt: b.batch_at.toISOString(),
+          appendedAt: b.appended_at.toISOString(),
+          firstOrderSequenceNumber: Number(b.first_order_sequence_number),
+          lastOrderSequenceNumber: Number(b.last_order_sequence_number),
+          orderCount: b.order_count,
+        })),
+        links,
+      };
     }),
 
     route(closings.logInfo, async ({ project, id }) => {

@@ -1,4 +1,4 @@
-import type { Sql } from '../../src/infra/postgres.js';
+import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 import type { LogFormat } from '../../subjects/closings.js';
 import { insertOutbox, type OutboxEvent } from '../outbox/sql.js';
 
@@ -17,12 +17,12 @@ export interface LogToWrite {
 /** Starts a writing run of a log that is not written yet; a run started later overtakes it. */
 export async function claimLogRun(sql: Sql, logId: string, generation: string): Promise<LogToWrite | undefined> {
   const [row] = await sql<LogToWrite[]>`
-    update closing_logs set generation = ${generation} where id = ${logId} and state = 'not_present'
+    update closing_logs set generation = ${generation} where id = ${logId} and state = 'not_present' and kind = 'closing'
     returning project, shop_id, closing_sequence_number, format`;
   return row;
 }
 
-export async function insertChunk(sql: Sql, logId: string, generation: string, part: number, n: number, data: Uint8Array): Promise<void> {
+export async function insertChunk(sql: Sql | TransactionSql, logId: string, generation: string, part: number, n: number, data: Uint8Array): Promise<void> {
   await sql`
     insert into closing_log_chunks (log_id, generation, part, n, data)
     values (${logId}, ${generation}, ${part}, ${n}, ${Buffer.from(data.buffer, data.byteOffset, data.byteLength)})`;

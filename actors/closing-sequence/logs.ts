@@ -84,7 +84,7 @@ async function writeLog(deps: LogWriterDeps, logId: string): Promise<void> {
       at: writtenAt.toISOString(),
       event: 'logPresent',
       sequenceNumber: number,
-      log: { id, format: target.format, state: 'present' },
+      log: { id, format: target.format, state: 'present', kind: 'closing' },
       links: { self: { href: logPath(closing.project, id) } },
     }),
   );

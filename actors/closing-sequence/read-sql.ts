@@ -26,14 +26,14 @@ export interface ClosingRow {
   total: string;
   company: NewClosing['company'];
   origin: ClosingOrigin;
-  logs: Array<{ id: string; format: string; state: 'not_present' | 'present' }>;
+  logs: Array<{ id: string; format: string; state: 'not_present' | 'present'; kind: 'closing' | 'batch' }>;
 }
 
 const closingColumns = (db: Db) => db`
   c.project, c.shop_id, c.sequence_number, c.first_order_sequence_number, c.last_order_sequence_number, c.order_count,
   c.include_all_states, c.created_at, c.cut_off_at, c.zone, c.currency, c.shop, c.tax_shares, c.tax_rates,
   c.share_by_payment_method, c.total, c.company, c.origin,
-  coalesce((select json_agg(json_build_object('id', l.id, 'format', l.format, 'state', l.state) order by l.id)
+  coalesce((select json_agg(json_build_object('id', l.id, 'format', l.format, 'state', l.state, 'kind', l.kind) order by l.kind desc, l.id)
             from closing_logs l
             where l.project = c.project and l.shop_id = c.shop_id and l.closing_sequence_number = c.sequence_number), '[]') as logs`;
 
@@ -115,5 +115,6 @@ export async function logsToWrite(db: Db, project: string, shopId: string, seque
   return db<Array<{ id: string; format: LogFormat }>>`
     select id, format from closing_logs
     where project = ${project} and shop_id = ${shopId} and closing_sequence_number = ${sequenceNumber} and state = 'not_present'
+      and kind = 'closing'
     order by id`;
 }

@@ -14,6 +14,8 @@ type Db = Sql | TransactionSql;
 export interface SequenceRow {
   last_number: string;
   last_order_sequence_number: string;
+  /** The last order a batch of the open closing appended (0 or below last_order_sequence_number: none). */
+  batched_order_sequence_number: string;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface SequenceRow {
 export async function lockSequence(tx: TransactionSql, project: string, shopId: string): Promise<SequenceRow> {
   await tx`insert into closing_sequences (project, shop_id) values (${project}, ${shopId}) on conflict do nothing`;
   const [row] = await tx<SequenceRow[]>`
-    select last_number, last_order_sequence_number from closing_sequences
+    select last_number, last_order_sequence_number, batched_order_sequence_number from closing_sequences
     where project = ${project} and shop_id = ${shopId} for update`;
   return row!;
 }
@@ -146,7 +148,7 @@ export interface NewClosing {
 const json = (value: unknown) => JSON.stringify(value);
 
 /** Stores a closing, its logs (not_present) and moves the shop's sequence; answers the logs. */
-export async function insertClosing(tx: TransactionSql, c: NewClosing): Promise<Array<{ id: string; format: string; state: 'not_present' }>> {
+export async function insertClosing(tx: TransactionSql, c: NewClosing): Promise<Array<{ id: string; format: string; state: 'not_present' | 'present'; kind: 'closing' | 'batch' }>> {
   await tx`
     insert into closings (
       project, shop_id, sequence_number, first_order_sequence_number, last_order_sequence_number, order_count,
@@ -161,11 +163,18 @@ export async function insertClosing(tx: TransactionSql, c: NewClosing): Promise<
   await tx`
     update closing_sequences set last_number = ${c.sequenceNumber}, last_order_sequence_number = ${c.lastOrder}
     where project = ${c.project} and shop_id = ${c.shopId}`;
-  if (!c.formats.length) return [];
-  return tx<Array<{ id: string; format: string; state: 'not_present' }>>`
-    insert into closing_logs (project, shop_id, closing_sequence_number, format)
-    select ${c.project}, ${c.shopId}, ${c.sequenceNumber}, f from unnest(${c.formats as string[]}::text[]) with ordinality as u(f, n) order by n
-    returning id, format, state`;
+  // The batch logs the day's batches wrote are the closing's too (listed after its own).
+  return tx<Array<{ id: string; format: string; state: 'not_present' | 'present'; kind: 'closing' | 'batch' }>>`
+    with made as (
+      insert into closing_logs (project, shop_id, closing_sequence_number, format)
+      select ${c.project}, ${c.shopId}, ${c.sequenceNumber}, f from unnest(${c.formats as string[]}::text[]) with ordinality as u(f, n) order by n
+      returning id, format, state, kind
+    )
+    select id, format, state, kind from made
+    union all
+    select id, format, state, kind from closing_logs
+    where project = ${c.project} and shop_id = ${c.shopId} and closing_sequence_number = ${c.sequenceNumber} and kind = 'batch'
+    order by kind desc, id`;
 }
 
 export { insertOutbox };

@@ -7,7 +7,7 @@ import type { ClosingRow } from './read-sql.js';
 export function toSummary(row: ClosingRow): ClosingSummary {
   const sequenceNumber = Number(row.sequence_number);
   const links: ClosingSummary['links'] = { self: { href: closingPath(row.project, row.shop_id, sequenceNumber) } };
-  for (const log of row.logs) links[log.format] = { href: logPath(row.project, Number(log.id)) };
+  for (const log of row.logs) links[logLinkName(log)] = { href: logPath(row.project, Number(log.id)) };
   return {
     project: row.project,
     shopID: row.shop_id,
@@ -28,7 +28,7 @@ export function toSummary(row: ClosingRow): ClosingSummary {
     companyName: row.company.companyName,
     companyAdress: row.company.companyAdress,
     origin: row.origin,
-    logs: row.logs.map((log) => ({ id: Number(log.id), format: log.format, state: log.state })),
+    logs: row.logs.map((log) => ({ id: Number(log.id), format: log.format, state: log.state, kind: log.kind })),
     links,
   };
 }
@@ -51,4 +51,9 @@ export function toJob(row: JobRow): ReportJob {
       ...(sequenceNumber === null ? {} : { closing: { href: closingPath(row.project, row.shop_id, sequenceNumber) } }),
     },
   };
+}
+
+/** A log's link in a closing's links: its format; a batch log's `batch_<format>` (a closing may have both). */
+export function logLinkName(log: { format: string; kind: 'closing' | 'batch' }): string {
+  return log.kind === 'batch' ? `batch_${log.format}` : log.format;
 }

@@ -129,3 +129,18 @@ export function latestFireAtOrBefore(spec: FireSpec, now: Date): Date | undefine
   return undefined;
 }
 
+
+/**
+ * The latest batch time at or before `now` of a schedule that appends a batch every `everyMs`:
+ * the multiples of the interval since 1970-01-01T00:00Z. Counted from a fixed instant (not from
+ * the schedule's creation or the last tick) so that every worker process works out the same
+ * batch time, which is what makes its claim unique; a whole hour is then on the hour in UTC.
+ */
+export function latestBatchAtOrBefore(everyMs: number, now: Date): Date {
+  return new Date(Math.floor(now.getTime() / everyMs) * everyMs);
+}
+
+/** When the batch after `now` is due (the ticker sleeps until then, or its longest nap). */
+export function nextBatchAfter(everyMs: number, now: Date): Date {
+  return new Date(latestBatchAtOrBefore(everyMs, now).getTime() + everyMs);
+}

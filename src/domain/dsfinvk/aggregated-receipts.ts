@@ -44,3 +44,30 @@ export function createAggregatedReceiptsWriter(rates: readonly string[], currenc
     },
   };
 }
+
+/**
+ * The `aggregated_receipts` batch log of a coming closing: CSV rows appended batch by batch, so
+ * its columns cannot depend on the rates the day will have. One row per order and tax rate (an
+ * order with no rate, or not final, has one row with an empty rate and amounts 0): `batchAt`
+ * (the batch that appended it), the order's columns as in the closing's log (`total` on each of
+ * its rows: count it once per orderID), then `rate, net, tax, gross`.
+ */
+export interface AggregatedReceiptsBatchWriter {
+  header: string;
+  rows(order: ReceiptOrder, batchAt: string): string;
+}
+
+export function createAggregatedReceiptsBatchWriter(currency: string): AggregatedReceiptsBatchWriter {
+  const amount = (units: number) => formatAmount(units, currency);
+  const header = ['batchAt', 'sequenceNumber', 'orderID', 'finalizedAt', 'state', 'paymentMethod', 'currency', 'total', 'rate', 'net', 'tax', 'gross'].join(',') + '\r\n';
+  return {
+    header,
+    rows(order, batchAt) {
+      const final = order.state === 'final';
+      const head = [batchAt, String(order.sequenceNumber), field(order.id), order.finalizedAt, field(order.state), field(order.paymentMethod), currency, amount(final ? order.paidAmount : 0)];
+      const rates = final ? orderRates(order) : [];
+      const perRate = rates.length ? rates.map((f) => [field(f.rate), amount(f.net), amount(f.tax), amount(f.gross)]) : [['', amount(0), amount(0), amount(0)]];
+      return perRate.map((r) => [...head, ...r].join(',') + '\r\n').join('');
+    },
+  };
+}

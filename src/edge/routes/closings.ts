@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { Href } from '../../../subjects/common.js';
 import {
+  ClosingBatches,
   ClosingSchedule,
   ClosingScheduleInput,
   ClosingSummary,
@@ -63,7 +64,10 @@ export function closingRoutes(app: ZodApp, client: ServiceClient): void {
       schema: {
         tags,
         summary: 'Create a closing schedule',
-        description: 'Fires on its days at hour:minute in its location (IANA zone); see the README for DST days. A bad body is 400 naming the field.',
+        description:
+          'Fires on its days at hour:minute in its location (IANA zone); see the README for DST days. With appendBatchEvery and batchFormats ' +
+          '(aggregated_receipts), every multiple of that interval the orders that came since the last batch are appended to the coming ' +
+          "closing's batch logs (GET /{project}/closings/shops/{shopID}/batches). A bad body is 400 naming the field.",
         params: ProjectParams,
         body: ClosingScheduleInput,
         response: { 201: ClosingSchedule, ...ErrorResponses },
@@ -173,7 +177,7 @@ export function closingRoutes(app: ZodApp, client: ServiceClient): void {
       schema: {
         tags,
         summary: 'Get a closing with its orders',
-        description: 'Streamed: the orders of a large closing travel in parts.',
+        description: "Streamed: the orders of a large closing travel in parts. Its logs include the batch logs of its day (kind batch, linked as batch_<format>).",
         params: ClosingParams,
         response: { 200: Closing, ...ErrorResponses },
       },
@@ -193,13 +197,34 @@ export function closingRoutes(app: ZodApp, client: ServiceClient): void {
   );
 
   app.get(
+    '/:project/closings/shops/:shopID/batches',
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: "List the batches and batch logs of a shop's coming closing",
+        description:
+          "While the day runs, before the closing exists: the batch logs the shop's schedules (appendBatchEvery, batchFormats) append to, with " +
+          'the batches that appended orders. Download a log at links.batch_<format> (GET /{project}/closings/logs/{id}). With sequenceNumber, ' +
+          'those of an earlier closing (whose logs list them too).',
+        params: ProjectParams.extend({ shopID: ShopId }),
+        querystring: z.object({ sequenceNumber: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional().describe('Default: the coming closing') }),
+        response: { 200: ClosingBatches, ...ErrorResponses },
+      },
+    },
+    async (request) => client.call(closings.batches, { ...request.params, sequenceNumber: request.query.sequenceNumber }),
+  );
+
+  app.get(
     '/:project/closings/logs/:id',
     {
       config: read,
       schema: {
         tags,
         summary: 'Download a closing log',
-        description: 'The generated file with its content type (application/zip for dsfinvk_2023_03, text/csv for aggregated_receipts) and a file name. 404 while it is not_present.',
+        description:
+          'The generated file with its content type (application/zip for dsfinvk_2023_03, text/csv for aggregated_receipts) and a file name. 404 while it is not_present. ' +
+          'A batch log is readable while the day runs: each download is the file as of the last batch appended.',
         params: ProjectParams.extend({ id: ScheduleId }),
         response: { ...ErrorResponses },
       },
