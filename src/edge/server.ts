@@ -11,6 +11,7 @@ import type { ServiceClient } from '../messaging/client.js';
 import { registerAuth, type PosCredentialCheck } from './auth.js';
 import { registerNdjson } from './batch.js';
 import { registerErrorHandling } from './errors.js';
+import { registerSecurityHeaders } from './security-headers.js';
 import { registerOpenApi } from './openapi.js';
 import { asyncApiRoutes } from './asyncapi.js';
 import { isDocumentedOnly } from './schemas.js';
@@ -86,6 +87,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // First: its onRequest hook sets the headers before any other hook can refuse the request.
+  await registerSecurityHeaders(app, { tls: Boolean(tls) });
   registerErrorHandling(app);
   registerNdjson(app);
   registerAuth(app, deps.verifier, posCredentialCheck(deps.client));
