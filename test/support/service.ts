@@ -89,6 +89,9 @@ export async function startTestService(t: Test, options: TestServiceOptions = {}
     PORT: '0',
     DATA_DIR: infra.dataDir,
     LOG_LEVEL: 'silent',
+    // Test files send many bad credentials from one address on purpose; edge-protection.test.ts
+    // sets the limit it tests.
+    AUTH_FAILURE_LIMIT: '100000',
     ...options.env,
   });
   const log = options.logLines
@@ -173,6 +176,7 @@ export async function startMoreEdge(t: Test, svc: TestService, env: Record<strin
     PORT: '0',
     DATA_DIR: svc.config.dataDir,
     LOG_LEVEL: 'silent',
+    AUTH_FAILURE_LIMIT: '100000',
     ...env,
   });
   const edge = await startService(config, createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
