@@ -78,7 +78,11 @@ export async function registerThrottle(app: FastifyInstance, config: Config['thr
     },
     async failed(request, credential) {
       request.throttleCredential = credential;
-      await Promise.all([byAddress(request), byCredential(request)]);
+      const counted = await Promise.all([byAddress(request), byCredential(request)]);
+      // Operators see a block once, when the failure that reaches the limit is counted.
+      for (const state of counted) {
+        if (!state.isAllowed && state.remaining === 0 && state.max > 0) request.log.warn({ key: state.key.slice(0, 200), windowS: state.ttlInSeconds }, 'sign-ins blocked after too many failures');
+      }
     },
   };
 }
