@@ -1,12 +1,17 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { signToken } from '../src/auth/tokens.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { startService } from '../service/start.js';
 import { p, seedCheckout } from './support/checkout.js';
 import { png } from './support/coupon-images.js';
-import type { HttpClient, HttpResponse } from './support/http.js';
-import { startMoreEdge, startTestService, TestProject } from './support/service.js';
+import { createHttpClient, type HttpClient, type HttpResponse } from './support/http.js';
+import { startMoreEdge, startTestService, TestCheckoutSecret, TestProject, TestSecret } from './support/service.js';
 
 /**
  * Security headers on every answer, and the throttling of failed sign-ins (per client address and
@@ -239,4 +244,32 @@ t.test('a per-token request limit, when an operator sets one, answers 429 with R
   t.equal((await limited.request('GET', `${p}/shops`, { token: await svc.token(['shopsRead'], { sub: 'calm-client' }) })).status, 200, 'another token is not limited');
   t.equal((await limited.request('GET', '/health')).headers.get('x-ratelimit-limit'), null, 'public routes are not counted');
   t.equal((await svc.request('GET', `${p}/shops`, { token })).headers.get('x-ratelimit-limit'), null, 'off by default (the first edge)');
+});
+
+t.test('a process that spawned its own NATS counts failures in its memory', async (t) => {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'cp-edge-memory-'));
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    ROLE: 'all',
+    DATABASE_URL: svc.databaseUrl,
+    DATABASE_POOL_MAX: '2',
+    JWT_SECRET: TestSecret,
+    CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,
+    CLOSING_SCHEDULER_ENABLED: 'false',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    AUTH_FAILURE_LIMIT: '2',
+    AUTH_FAILURE_WINDOW_MS: String(WindowMs),
+  });
+  t.equal(config.nats.url, undefined, 'no NATS_URL: the process spawns its own');
+  const own = await startService(config, createLogger({ level: 'silent' }));
+  t.teardown(async () => {
+    await own.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  const edge = createHttpClient(own.url ?? '');
+  for (let i = 0; i < 2; i++) t.equal((await edge.request('GET', `${p}/shops`, { token: await forgedToken() })).status, 403);
+  assertTooMany(t, await edge.request('GET', `${p}/shops`, { token: admin }), 'a good token from the blocked address');
 });
