@@ -6,6 +6,7 @@ import { system } from '../subjects/system.js';
 import { createTokenVerifier } from '../src/auth/tokens.js';
 import type { Config } from '../src/config.js';
 import { buildEdge, type EdgeApp } from '../src/edge/server.js';
+import { createFailureCounts, type FailureCounts } from '../src/edge/failure-counts.js';
 import type { HealthReport } from '../src/edge/routes/health.js';
 import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.js';
 import { loadMigrations, migrate, migrationsDir } from '../src/infra/migrate.js';
@@ -95,7 +96,10 @@ export async function startService(config: Config, log: Logger, options: StartOp
     if (config.role !== 'workers') {
       const client = createServiceClient({ nc, publisher, timeoutMs: config.requestTimeoutMs });
       stops.push(async () => client.close());
-      edge = await startEdgeSide(config, log, nc, client, children);
+      // Shared over NATS when the NATS is (NATS_URL: other edges may use it); in memory when this process spawned its own.
+      const failureCounts = await createFailureCounts({ windowMs: config.throttle.authFailures.windowMs, nc: config.nats.url ? nc : undefined, log });
+      stops.push(() => failureCounts.stop());
+      edge = await startEdgeSide(config, log, nc, client, children, failureCounts);
       stops.push(() => edge!.close());
       if (options.listen ?? true) {
         url = await edge.listen({ host: config.http.host, port: config.http.port });
@@ -146,7 +150,14 @@ async function startWorkerSide(
   stops.push(() => workers.stop());
 }
 
-async function startEdgeSide(config: Config, log: Logger, nc: NatsConnection, client: ServiceClient, children: Children): Promise<EdgeApp> {
+async function startEdgeSide(
+  config: Config,
+  log: Logger,
+  nc: NatsConnection,
+  client: ServiceClient,
+  children: Children,
+  failureCounts: FailureCounts,
+): Promise<EdgeApp> {
   const signing = await resolveJwtSecret(config);
   logGenerated(log, 'JWT_SECRET', signing, 'npm run token signs with it');
   const verifier = createTokenVerifier({
@@ -155,7 +166,7 @@ async function startEdgeSide(config: Config, log: Logger, nc: NatsConnection, cl
     issuer: config.auth.issuer,
     audience: config.auth.audience,
   });
-  return buildEdge({ config, log, client, verifier, health: () => checkHealth(nc, client, children), version: packageVersion() });
+  return buildEdge({ config, log, client, verifier, health: () => checkHealth(nc, client, children), version: packageVersion(), failureCounts });
 }
 
 function logGenerated(log: Logger, variable: string, secret: Secret, note: string): void {

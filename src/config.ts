@@ -26,6 +26,11 @@ const Environment = z
     PORT: variable(z.coerce.number().int().min(0).max(65535).default(8080)),
     TLS_CERT_FILE: variable(z.string().optional()),
     TLS_KEY_FILE: variable(z.string().optional()),
+    TRUST_PROXY: variable(z.string().optional()),
+    AUTH_FAILURE_LIMIT: variable(z.coerce.number().int().min(1).default(10)),
+    AUTH_FAILURE_WINDOW_MS: variable(z.coerce.number().int().min(100).default(60_000)),
+    TOKEN_RATE_LIMIT: variable(z.coerce.number().int().min(1).optional()),
+    TOKEN_RATE_WINDOW_MS: variable(z.coerce.number().int().min(100).default(60_000)),
     DATABASE_URL: variable(z.string().optional()),
     DATABASE_POOL_MAX: variable(z.coerce.number().int().min(1).max(200).default(10)),
     CHECKOUT_POOL_MAX: variable(z.coerce.number().int().min(1).max(200).default(2)),
@@ -76,6 +81,22 @@ const Configuration = Environment.transform((env) => ({
     host: env.HOST,
     port: env.PORT,
     tls: env.TLS_CERT_FILE && env.TLS_KEY_FILE ? { certFile: env.TLS_CERT_FILE, keyFile: env.TLS_KEY_FILE } : undefined,
+    /**
+     * Which proxies' X-Forwarded-For to believe (Fastify's trustProxy: `true`, or comma-separated
+     * addresses/CIDRs of the proxies); unset: none, the client address is the socket's. Behind a load
+     * balancer it must be set, or every client shares the balancer's address for throttling.
+     */
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+  },
+  /**
+   * Failed sign-ins (a bearer token that does not verify, a wrong PoS password): more than `limit`
+   * (10) per client address or per credential within `windowMs` (1 min) are refused with 429 until
+   * the window ends, the right credential too. `tokenRate`: requests per token (sub and project) per
+   * `windowMs` (1 min) on each edge process; `limit` unset (the default): no limit.
+   */
+  throttle: {
+    authFailures: { limit: env.AUTH_FAILURE_LIMIT, windowMs: env.AUTH_FAILURE_WINDOW_MS },
+    tokenRate: { limit: env.TOKEN_RATE_LIMIT, windowMs: env.TOKEN_RATE_WINDOW_MS },
   },
   database: { url: env.DATABASE_URL, poolMax: env.DATABASE_POOL_MAX, checkoutPoolMax: env.CHECKOUT_POOL_MAX },
   nats: { url: env.NATS_URL, serverBin: env.NATS_SERVER_BIN },
@@ -118,6 +139,12 @@ const Configuration = Environment.transform((env) => ({
     callers: env.FULFILLMENT_CALLERS,
   },
 }));
+
+function parseTrustProxy(value: string | undefined): boolean | string[] {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  return value.split(',').map((v) => v.trim()).filter(Boolean);
+}
 
 export type Config = z.output<typeof Configuration>;
 export type Role = Config['role'];

@@ -1,8 +1,10 @@
-import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { decodeJwt } from 'jose';
 import type { Caller } from '../../subjects/checkout-process.js';
 import type { Permission } from '../auth/permissions.js';
 import type { Principal, TokenVerifier } from '../auth/tokens.js';
 import { AppError } from '../errors.js';
+import type { AuthThrottle } from './throttle.js';
 
 /**
  * Every route under `/:project` declares who may call it in `config.auth`: the permissions its token
@@ -11,6 +13,10 @@ import { AppError } from '../errors.js';
  *
  * Routes marked `basic: 'pos'` (the PoS routes) also take `Authorization: Basic` with one of the
  * project's PoS credentials (subjects/pos-credentials.ts); every other route refuses Basic.
+ *
+ * A credential that fails (a token that does not verify, a wrong PoS password) is counted against
+ * the client address and the credential (throttle.ts); a request without one, or with a valid token
+ * that lacks a permission, is refused without counting: it guesses nothing.
  */
 export type RouteAuth = 'public' | { permissions: readonly Permission[]; basic?: 'pos' };
 
@@ -26,7 +32,7 @@ declare module 'fastify' {
   }
 }
 
-export function registerAuth(app: FastifyInstance, verifier: TokenVerifier, checkPosCredential: PosCredentialCheck): void {
+export function registerAuth(app: FastifyInstance, verifier: TokenVerifier, checkPosCredential: PosCredentialCheck, throttle: AuthThrottle): void {
   app.decorateRequest('principal', null);
 
   app.addHook('onRoute', (route) => {
@@ -36,37 +42,65 @@ export function registerAuth(app: FastifyInstance, verifier: TokenVerifier, chec
     documentPermissions(route, auth);
   });
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const auth = request.routeOptions.config.auth;
     if (!auth || auth === 'public') return;
     // The app SDKs send their token as Client-Token: the same JWT.
     const clientToken = request.headers['client-token'];
     const header = request.headers.authorization ?? (typeof clientToken === 'string' && clientToken ? `Bearer ${clientToken}` : '');
-    const principal = /^basic /i.test(header) && auth.basic === 'pos' ? await posPrincipal(request, header, checkPosCredential) : await tokenPrincipal(request, header, verifier);
+    const principal = /^basic /i.test(header) && auth.basic === 'pos' ? await posPrincipal(request, reply, header, checkPosCredential, throttle) : await tokenPrincipal(request, reply, header, verifier, throttle);
     request.principal = requirePermissions(principal, auth.permissions);
   });
 }
 
-async function tokenPrincipal(request: FastifyRequest, header: string, verifier: TokenVerifier): Promise<Principal> {
+const isAuthFailure = (err: unknown) => err instanceof AppError && err.status === 403;
+
+async function tokenPrincipal(request: FastifyRequest, reply: FastifyReply, header: string, verifier: TokenVerifier, throttle: AuthThrottle): Promise<Principal> {
+  await throttle.check(request, reply, undefined);
   if (!/^bearer /i.test(header)) throw AppError.forbidden('a bearer token is required (Authorization: Bearer, or Client-Token)');
-  const principal = await verifier.verify(header.slice(7).trim());
+  const token = header.slice(7).trim();
+  let principal: Principal;
+  try {
+    principal = await verifier.verify(token);
+  } catch (err) {
+    if (isAuthFailure(err)) await throttle.failed(request, unverifiedSub(token));
+    throw err;
+  }
+  // A token sub blocked by failures through other addresses or edges is refused even when it verifies.
+  if (principal.sub) await throttle.check(request, reply, `sub:${principal.sub}`);
   const { project } = request.params as { project?: string };
   if (principal.project !== project) throw AppError.forbidden(`the token is not valid for project ${project}`);
   return principal;
 }
 
 /** A PoS credential of the path's project; a failed attempt is logged without its password. */
-async function posPrincipal(request: FastifyRequest, header: string, check: PosCredentialCheck): Promise<Principal> {
+async function posPrincipal(request: FastifyRequest, reply: FastifyReply, header: string, check: PosCredentialCheck, throttle: AuthThrottle): Promise<Principal> {
   const { project = '' } = request.params as { project?: string };
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   const user = colon < 0 ? decoded : decoded.slice(0, colon);
+  const credential = `basic:${project}:${user}`;
+  // Before the worker is asked: a blocked credential costs no scrypt hash.
+  await throttle.check(request, reply, credential);
   try {
     if (colon < 0) throw AppError.forbidden('invalid PoS credentials');
     return await check(project, user, decoded.slice(colon + 1));
   } catch (err) {
-    if (err instanceof AppError && err.status === 403) request.log.warn({ project, user: user.slice(0, 100), url: request.url }, 'PoS basic authentication failed');
+    if (isAuthFailure(err)) {
+      request.log.warn({ project, user: user.slice(0, 100), url: request.url }, 'PoS basic authentication failed');
+      await throttle.failed(request, credential);
+    }
     throw err;
+  }
+}
+
+/** The sub claim of a token that did not verify, to count the failure against; none when it does not decode. */
+function unverifiedSub(token: string): string | undefined {
+  try {
+    const { sub } = decodeJwt(token);
+    return sub ? `sub:${sub}` : undefined;
+  } catch {
+    return undefined;
   }
 }
 

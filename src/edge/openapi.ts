@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { ContentSecurityPolicies } from './security-headers.js';
 
 /** The OpenAPI document is generated from the routes' zod schemas: `/openapi.json`, and a UI at `/docs`. */
 export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
@@ -27,6 +28,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // The page and its files replace the data policy with the page's (set in onSend, after helmet's).
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: ContentSecurityPolicies.docs });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }

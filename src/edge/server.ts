@@ -11,6 +11,9 @@ import type { ServiceClient } from '../messaging/client.js';
 import { registerAuth, type PosCredentialCheck } from './auth.js';
 import { registerNdjson } from './batch.js';
 import { registerErrorHandling } from './errors.js';
+import { createFailureCounts, type FailureCounts } from './failure-counts.js';
+import { registerSecurityHeaders } from './security-headers.js';
+import { registerThrottle, registerTokenLimit } from './throttle.js';
 import { registerOpenApi } from './openapi.js';
 import { asyncApiRoutes } from './asyncapi.js';
 import { isDocumentedOnly } from './schemas.js';
@@ -40,6 +43,8 @@ export interface EdgeDeps {
   verifier: TokenVerifier;
   health: HealthCheck;
   version: string;
+  /** Failed sign-in counts (shared by the edges when they share a NATS); the edge does not stop them. */
+  failureCounts: FailureCounts;
 }
 
 /** Client input is parsed with the route's zod schema; a failure lists every zod issue in `details`. */
@@ -81,14 +86,21 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
     requestIdHeader: 'x-request-id',
     // Ids in paths are validated by the routes' schemas; the router only must not cut them short.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    trustProxy: config.http.trustProxy,
     ...(tls ? { https: { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } } : {}),
   }) as unknown as EdgeApp;
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // First: its onRequest hook sets the headers before any other hook can refuse the request.
+  await registerSecurityHeaders(app, { tls: Boolean(tls) });
   registerErrorHandling(app);
   registerNdjson(app);
-  registerAuth(app, deps.verifier, posCredentialCheck(deps.client));
+  const tokenCounts = await createFailureCounts({ windowMs: config.throttle.tokenRate.windowMs, log });
+  app.addHook('onClose', () => tokenCounts.stop());
+  const throttle = await registerThrottle(app, config.throttle, deps.failureCounts, tokenCounts);
+  registerAuth(app, deps.verifier, posCredentialCheck(deps.client), throttle);
+  registerTokenLimit(app, config.throttle);
   await registerOpenApi(app, deps.version);
   if (log.isLevelEnabled('info')) {
     // Installed only when the line would be written: a hook costs every request.

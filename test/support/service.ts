@@ -89,6 +89,9 @@ export async function startTestService(t: Test, options: TestServiceOptions = {}
     PORT: '0',
     DATA_DIR: infra.dataDir,
     LOG_LEVEL: 'silent',
+    // Test files send many bad credentials from one address on purpose; edge-protection.test.ts
+    // sets the limit it tests.
+    AUTH_FAILURE_LIMIT: '100000',
     ...options.env,
   });
   const log = options.logLines
@@ -157,4 +160,27 @@ export async function startMoreWorkers(t: Test, svc: TestService, env: Record<st
   // Registered after the service's teardown, so it runs first: the workers stop before the service.
   t.teardown(() => workers.stop());
   return workers;
+}
+
+/**
+ * A second edge (ROLE=edge) on the service's NATS, with the service's environment on top of `env`, as
+ * an operator scales out the edges behind a load balancer.
+ */
+export async function startMoreEdge(t: Test, svc: TestService, env: Record<string, string> = {}): Promise<TestService> {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    ROLE: 'edge',
+    NATS_URL: svc.natsUrl,
+    JWT_SECRET: TestSecret,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: svc.config.dataDir,
+    LOG_LEVEL: 'silent',
+    AUTH_FAILURE_LIMIT: '100000',
+    ...env,
+  });
+  const edge = await startService(config, createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
+  // Registered after the service's teardown, so it runs first: the edge stops before the service.
+  t.teardown(() => edge.stop());
+  return { ...svc, ...createHttpClient(edge.url ?? ''), service: edge, config };
 }

@@ -159,7 +159,8 @@ export function couponRoutes(app: ZodApp, client: ServiceClient, options: Coupon
     async (request, reply) => {
       const { project, ref } = request.params;
       const etag = `"${ref}"`;
-      reply.header('etag', etag).header('cache-control', 'public, max-age=31536000, immutable').header('x-content-type-options', 'nosniff');
+      // Cross-origin: apps and web pages of other origins show the images (helmet's default is same-origin).
+      reply.header('etag', etag).header('cache-control', 'public, max-age=31536000, immutable').header('cross-origin-resource-policy', 'cross-origin');
       if (noneMatch(request.headers['if-none-match'], etag)) {
         await client.call(coupons.imageRead, { project, ref, offset: 0, length: 0 }); // 404 for an image this project does not have
         return reply.code(304).send('');

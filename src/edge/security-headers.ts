@@ -1,0 +1,56 @@
+import helmet from '@fastify/helmet';
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * Security headers on every answer, by @fastify/helmet, set for an API. Registered before every other
+ * hook, so that answers refused in onRequest (403, 429), 404s and 405s carry them too.
+ *
+ * - Content-Security-Policy per kind of answer (ContentSecurityPolicies): JSON and other data
+ *   answers may load and be framed by nothing; an HTML page gets a policy of its own.
+ * - X-Content-Type-Options: nosniff, Referrer-Policy: no-referrer, X-Frame-Options: DENY.
+ * - Strict-Transport-Security only when the edge serves TLS itself: over plain HTTP a browser
+ *   ignores it, and a TLS-terminating proxy in front sets its own.
+ * - Cache-Control: no-store on answers to a token or PoS credential, unless the route sets its own
+ *   caching (receipts: private and an ETag). An answer with an ETag but no caching of its own (a
+ *   coupon) gets `private, no-cache`: the client may keep it but asks again, so that If-None-Match
+ *   still saves the body, and no shared cache keeps it.
+ */
+export const ContentSecurityPolicies = {
+  /** JSON, ndjson, PDFs, images: nothing to load, nothing may frame them. */
+  data: "default-src 'none'; frame-ancestors 'none'",
+  /**
+   * The swagger-ui page at /docs: its scripts and styles are files the edge serves (no inline
+   * script), the document is fetched from the same origin, and the bundle's icons are data: URLs.
+   */
+  docs: [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  // portal: the retailer portal at /portal (design.md "Retailer portal") gets its own entry here when
+  // it lands: 'self' scripts and styles, connect-src 'self' for the API, form-action 'self' for its
+  // sign-in, frame-ancestors 'none'; set on its routes the way openapi.ts sets `docs` on /docs.
+} as const;
+
+export async function registerSecurityHeaders(app: FastifyInstance, options: { tls: boolean }): Promise<void> {
+  await app.register(helmet, {
+    global: true,
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    strictTransportSecurity: options.tls ? { maxAge: 31_536_000, includeSubDomains: true } : false,
+    referrerPolicy: { policy: 'no-referrer' },
+    frameguard: { action: 'deny' },
+    // Coupon images are loaded by apps and pages of other origins (their route says cross-origin).
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.principal || reply.hasHeader('cache-control')) return;
+    reply.header('cache-control', reply.hasHeader('etag') ? 'private, no-cache' : 'no-store');
+  });
+}
