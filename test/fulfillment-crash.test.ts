@@ -14,7 +14,7 @@ const service = await startFulfillmentService(t);
 // This process answers the API and owns the processes, but makes no fulfillment calls: the child does.
 const svc = await startTestService(t, { env: { FULFILLMENT_URL: service.url, FULFILLMENT_CALLERS: '0' } });
 const p = `/${TestProject}`;
-const caller = runBuilt(t, 'src/main.js', {
+const caller = runBuilt(t, 'service/main.js', {
   ROLE: 'workers',
   NATS_URL: svc.natsUrl,
   DATABASE_URL: svc.databaseUrl,
