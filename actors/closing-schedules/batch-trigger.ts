@@ -1,5 +1,5 @@
 import { latestBatchAtOrBefore } from '../../src/domain/closings/schedule.js';
-import type { Sql } from '../../src/infra/postgres.js';
+import { logLoopFailure, type Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
 import { parseDuration } from '../../subjects/formats/time.js';
 import { batchKey, BatchLogFormats, closingWorkSubject, type BatchLogFormat, type ClosingWork } from '../../subjects/closings.js';
@@ -70,7 +70,7 @@ export function createBatchTrigger(deps: BatchTriggerDeps): BatchTrigger {
     if (stopped) return;
     timer = setTimeout(() => {
       running = tick()
-        .catch((err: unknown) => log.error({ err }, 'closing batch tick failed'))
+        .catch((err: unknown) => logLoopFailure(log, err, 'closing batch tick failed'))
         .finally(schedule);
     }, tickMs);
   };

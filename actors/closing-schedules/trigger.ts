@@ -1,6 +1,6 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import { latestFireAtOrBefore } from '../../src/domain/closings/schedule.js';
-import type { Sql } from '../../src/infra/postgres.js';
+import { logLoopFailure, type Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
 import { closingWorkSubject, triggerKey, type ClosingWork } from '../../subjects/closings.js';
 import { claimFireTime, schedulesToTick } from './sql.js';
@@ -75,7 +75,7 @@ export function createScheduleTrigger(deps: ScheduleTriggerDeps): ScheduleTrigge
     tick,
     start() {
       task ??= cron.schedule('* * * * *', () => {
-        running = tick().catch((err: unknown) => log.error({ err }, 'closing schedule tick failed'));
+        running = tick().catch((err: unknown) => logLoopFailure(log, err, 'closing schedule tick failed'));
         return running;
       }, { name: 'closing-schedules', noOverlap: true });
     },

@@ -1,6 +1,6 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Logger } from '../../src/logger.js';
-import type { Sql } from '../../src/infra/postgres.js';
+import { logLoopFailure, type Sql } from '../../src/infra/postgres.js';
 import { takeOldestEvents, vacuumOutbox } from './sql.js';
 
 /**
@@ -72,7 +72,7 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
     while (running) {
       nudged = false;
       const published = await relayBatch().catch((err: unknown) => {
-        log.error({ err }, 'outbox relay failed; retrying');
+        logLoopFailure(log, err, 'outbox relay failed; retrying');
         return Failed;
       });
       if (published > 0) sinceVacuum += published;

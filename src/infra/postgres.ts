@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import type { Logger } from '../logger.js';
 
 export type Sql = postgres.Sql;
 export type TransactionSql = postgres.TransactionSql;
@@ -63,6 +64,16 @@ export function isDatabaseUnreachable(err: unknown): boolean {
     if (e instanceof AggregateError && e.errors.some(isDatabaseUnreachable)) return true;
   }
   return false;
+}
+
+/**
+ * A background loop's failure (a relay round, a scheduler tick): a warning while the database is
+ * unreachable, since the loop simply tries again and the outage itself is reported once (the
+ * embedded Postgres's supervisor, /health); an error otherwise, which is a bug or needs a person.
+ */
+export function logLoopFailure(log: Logger, err: unknown, message: string): void {
+  if (isDatabaseUnreachable(err)) log.warn({ err: { code: (err as { code?: unknown }).code, message: (err as Error).message } }, message);
+  else log.error({ err }, message);
 }
 
 export function hasPgCode(err: unknown, code: string): err is postgres.PostgresError {
