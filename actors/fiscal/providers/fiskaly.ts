@@ -41,6 +41,8 @@ export function createFiskalyProvider(options: FiskalyProviderOptions): TseProvi
   const tssPath = `/tss/${encodeURIComponent(tssId)}`;
 
   let session: { token: string; renewAt: number } | undefined;
+  // The last few tokens, so a late answer that echoes a replaced one is still redacted.
+  const recentTokens: string[] = [];
   let authenticating: Promise<Step<string>> | undefined;
   let device: SecurityDeviceModule | undefined;
   const registeredClients = new Set<string>();
@@ -51,7 +53,7 @@ export function createFiskalyProvider(options: FiskalyProviderOptions): TseProvi
   /** Secrets never leave the provider, even when fiskaly's own text repeats one. */
   function scrub(text: string): string {
     let clean = text;
-    for (const secret of [options.apiSecret, options.adminPin, session?.token]) {
+    for (const secret of [options.apiSecret, options.adminPin, ...recentTokens]) {
       if (secret && secret.length >= 4) clean = clean.split(secret).join('[redacted]');
     }
     return clean;
@@ -110,6 +112,8 @@ export function createFiskalyProvider(options: FiskalyProviderOptions): TseProvi
     // Renew a little before the expiry (a tenth of the lifetime, at most a minute) so a call rarely meets a 401; without an expiry, the 401 tells.
     const renewAt = lifetimeMs === undefined ? Number.POSITIVE_INFINITY : now + lifetimeMs - Math.min(60_000, lifetimeMs / 10);
     session = { token, renewAt };
+    recentTokens.unshift(token);
+    recentTokens.length = Math.min(recentTokens.length, 3);
     log.debug({ tssId, renewInMs: Number.isFinite(renewAt) ? Math.round(renewAt - now) : null }, 'fiskaly access token issued');
     return ok(token);
   }
