@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { startWorkers } from '../actors/index.js';
+import { startWorkers, type WorkerDeps } from '../actors/index.js';
 import { system } from '../subjects/system.js';
 import { createTokenVerifier } from '../src/auth/tokens.js';
 import type { Config } from '../src/config.js';
@@ -32,6 +32,8 @@ export interface RunningService {
 export interface StartOptions {
   /** Listen on config.http (default true). Tests that only inject pass false. */
   listen?: boolean;
+  /** TSE providers beyond `local` (fiskaly), or a test's wrapper around every provider. */
+  fiscal?: Pick<WorkerDeps['fiscal'], 'fiskaly' | 'wrap'>;
 }
 
 export async function startService(config: Config, log: Logger, options: StartOptions = {}): Promise<RunningService> {
@@ -51,7 +53,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
       await nc.drain();
     });
 
-    if (config.role !== 'edge') await startWorkerSide(config, log, { nc, publisher }, stops);
+    if (config.role !== 'edge') await startWorkerSide(config, log, { nc, publisher }, stops, options);
 
     let edge: EdgeApp | undefined;
     let url: string | undefined;
@@ -86,6 +88,7 @@ async function startWorkerSide(
   log: Logger,
   bus: { nc: NatsConnection; publisher: Publisher },
   stops: Array<() => Promise<unknown>>,
+  options: StartOptions,
 ): Promise<void> {
   let databaseUrl = config.database.url;
   if (!databaseUrl) {
@@ -117,6 +120,7 @@ async function startWorkerSide(
     closings: { ...config.closings, softwareVersion: packageVersion() },
     fulfillment: { ...config.fulfillment, publicBaseUrl: config.publicBaseUrl },
     requestTimeoutMs: config.requestTimeoutMs,
+    fiscal: { ...config.fiscal, ...options.fiscal },
   });
   stops.push(() => workers.stop());
 }
