@@ -27,6 +27,9 @@ import { startFulfillmentCaller } from './fulfillment-caller/handler.js';
 import { createPromotionsActor } from './promotions/handler.js';
 import { createSettingsActor } from './settings/handler.js';
 import { createShopsActor } from './shops/handler.js';
+import { startFiscalJobs } from './fiscal/handler.js';
+import { createProviderSource, type ProviderOptions } from './fiscal/providers/index.js';
+import { createFiscalActor } from './fiscal/registers.js';
 import { createSystemActor } from './system/handler.js';
 
 export interface WorkerDeps {
@@ -50,6 +53,8 @@ export interface WorkerDeps {
   fulfillment: Config['fulfillment'] & { publicBaseUrl?: string };
   /** How long a worker waits for another worker's answer (REQUEST_TIMEOUT_MS). */
   requestTimeoutMs: number;
+  /** TSE signing (config.ts), and the providers beyond `local` (`fiskaly`) or a test's wrapper around them. */
+  fiscal: Config['fiscal'] & Pick<ProviderOptions, 'fiskaly' | 'wrap'>;
 }
 
 export interface Workers {
@@ -71,6 +76,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   });
   const closingWork = await closingSequence.startConsumer();
   const receipts = createReceiptsActor({ sql, nc, log, ...deps.receipts });
+  const tse = createProviderSource({ sql, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
   const receiptJobs = await receipts.startConsumer();
   const endpoints = serveEndpoints({ nc, publisher, log }, [
     ...createSystemActor({ sql, migrations }),
@@ -79,7 +85,8 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createCatalogActor({ sql }),
     ...createImportsActor({ sql }),
     ...createCheckoutActor({ sql: checkoutSql, log, signingKey: checkout.signingKey, cacheMaxEntries: deps.checkoutCacheMaxEntries, fulfillmentAvailable: Boolean(deps.fulfillment.url) }),
-    ...createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge() }),
+    ...createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider }),
+    ...createFiscalActor({ sql, local: tse.local, defaultProvider: deps.fiscal.defaultProvider }),
     ...createOrdersActor({ sql, maxListRecords: deps.orders.maxListRecords }),
     ...createCouponsActor({ sql, eventsWritten: () => relay.nudge() }),
     ...receipts.routes,
@@ -95,6 +102,11 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     callers > 0
       ? await startFulfillmentCaller({ nc, log, client, service: { url, token, timeoutMs, publicBaseUrl }, retryScheduleMs, maxAttempts, concurrency: callers })
       : undefined;
+  const { retryScheduleMs: fiscalRetries, maxAttempts: fiscalAttempts, signers } = deps.fiscal;
+  const fiscalJobs =
+    signers > 0
+      ? await startFiscalJobs({ nc, sql, log, providers: tse.source, retryScheduleMs: fiscalRetries, maxAttempts: fiscalAttempts, concurrency: signers, eventsWritten: () => relay.nudge() })
+      : undefined;
   const scheduleTrigger = createScheduleTrigger({ sql, log, claimed: () => relay.nudge() });
   // Batches are claimed like fire times, on a timer of their own (node-cron's minute is too coarse).
   const batchTrigger = createBatchTrigger({ sql, log, claimed: () => relay.nudge() });
@@ -107,6 +119,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       await scheduleTrigger.stop();
       await batchTrigger.stop();
       await fulfillmentCaller?.stop();
+      await fiscalJobs?.stop();
       client.close();
       await endpoints.stop();
       await closingWork.stop();

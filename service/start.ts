@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { startWorkers } from '../actors/index.js';
+import { startWorkers, type WorkerDeps } from '../actors/index.js';
 import { system } from '../subjects/system.js';
 import { createTokenVerifier } from '../src/auth/tokens.js';
 import type { Config } from '../src/config.js';
@@ -39,6 +39,8 @@ export interface StartOptions {
    * (EMBEDDED_MAX_RESTARTS failures in a row). `npm start` exits non-zero; default: logged only.
    */
   onChildLost?: (err: ChildLostError) => void;
+  /** TSE providers beyond `local` (fiskaly), or a test's wrapper around every provider. */
+  fiscal?: Pick<WorkerDeps['fiscal'], 'fiskaly' | 'wrap'>;
 }
 
 /** The children the embedded defaults started and keep running, by the health check they stand behind. */
@@ -88,7 +90,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
         supervise('postgres', 'the embedded Postgres', embedded, () => embedded.restart());
         databaseUrl = embedded.url;
       }
-      await startWorkerSide(config, log, databaseUrl, { nc, publisher }, stops);
+      await startWorkerSide(config, log, databaseUrl, { nc, publisher }, stops, options);
     }
 
     let edge: EdgeApp | undefined;
@@ -121,6 +123,7 @@ async function startWorkerSide(
   databaseUrl: string,
   bus: { nc: NatsConnection; publisher: Publisher },
   stops: Array<() => Promise<unknown>>,
+  options: StartOptions,
 ): Promise<void> {
   const sql = connectPostgres({ url: databaseUrl, poolMax: config.database.poolMax });
   stops.push(() => sql.end({ timeout: 5 }));
@@ -146,6 +149,7 @@ async function startWorkerSide(
     closings: { ...config.closings, softwareVersion: packageVersion() },
     fulfillment: { ...config.fulfillment, publicBaseUrl: config.publicBaseUrl },
     requestTimeoutMs: config.requestTimeoutMs,
+    fiscal: { ...config.fiscal, ...options.fiscal },
   });
   stops.push(() => workers.stop());
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isTimeZone } from '../subjects/formats/time.js';
+import { defaultFiscalProvider } from '../subjects/fiscal.js';
 import { LogFormats } from './logger.js';
 
 /**
@@ -63,6 +64,9 @@ const Environment = z
     FULFILLMENT_RETRY_SCHEDULE_MS: variable(milliseconds('1000,2000,5000', '1000,2000,5000,15000,60000,300000,900000,3600000')),
     FULFILLMENT_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(32)),
     FULFILLMENT_CALLERS: variable(z.coerce.number().int().min(0).max(256).default(16)),
+    FISCAL_RETRY_SCHEDULE_MS: variable(milliseconds('1000,2000,5000', '1000,2000,5000,15000,60000,300000')),
+    FISCAL_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(18)),
+    FISCAL_SIGNERS: variable(z.coerce.number().int().min(0).max(256).default(16)),
   })
   .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
     message: 'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
@@ -137,6 +141,19 @@ const Configuration = Environment.transform((env) => ({
     retryScheduleMs: env.FULFILLMENT_RETRY_SCHEDULE_MS,
     maxAttempts: env.FULFILLMENT_MAX_ATTEMPTS,
     callers: env.FULFILLMENT_CALLERS,
+  },
+  /**
+   * TSE signing (README "Fiscalization"): the provider of a project that chose none (`local`
+   * outside production; in production none, so such a project cannot sell), the delays between
+   * attempts of a TSE call (1 s, 2 s, 5 s, 15 s, 1 min, then every 5 min) and how many there are
+   * (18: about an hour) before the sale is recorded as a TSE outage, and how many TSE calls this
+   * process makes at once (0: none).
+   */
+  fiscal: {
+    defaultProvider: defaultFiscalProvider(env.NODE_ENV),
+    retryScheduleMs: env.FISCAL_RETRY_SCHEDULE_MS,
+    maxAttempts: env.FISCAL_MAX_ATTEMPTS,
+    signers: env.FISCAL_SIGNERS,
   },
 }));
 

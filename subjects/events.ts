@@ -3,6 +3,7 @@ import { subjectToken } from './common.js';
 import { CheckoutProcess, Pricing } from './checkout-process.js';
 import { ClosingEvent } from './closings.js';
 import { CouponEvent } from './coupons.js';
+import { FiscalReference } from './fiscal.js';
 import { FulfillmentEvent } from './fulfillments.js';
 import { OrderStates, Order } from './orders.js';
 import { PosCheckoutProcess } from './pos.js';
@@ -31,7 +32,11 @@ export type CheckoutProcessEventName = (typeof CheckoutProcessEvents)[number];
 export const PosEvents = ['pending', 'processing', 'transferred', 'successful', 'failed'] as const;
 export type PosEventName = (typeof PosEvents)[number];
 
-export const OrderEvents = OrderStates;
+/**
+ * An order's events: the state it was made in, then `fiscalized` once its TSE transaction is
+ * recorded (signed, or failed: its finish log's error says `TSE-Ausfall`), carrying the fiscalReference.
+ */
+export const OrderEvents = [...OrderStates, 'fiscalized'] as const;
 
 export function eventSubject(project: string, domain: EventDomain, id: string, event: string): string {
   return `events.${project}.${domain}.${subjectToken(id)}.${event}`;
@@ -56,6 +61,7 @@ export type PosEvent = z.infer<typeof PosEvent>;
 export const OrderEvent = Envelope.extend({
   event: z.enum(OrderEvents),
   order: Order.pick({ id: true, state: true, shopID: true, sequenceNumber: true, finalizedAt: true, paidAmount: true, currency: true, links: true }),
+  fiscalReference: FiscalReference.optional().describe('fiscalized: the order\'s fiscalReference'),
 }).meta({ id: 'OrderEvent' });
 export type OrderEvent = z.infer<typeof OrderEvent>;
 

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { ProjectId, subjectToken } from './common.js';
+import { endpoint } from './contract.js';
+import { jobFilter, jobSubject } from './jobs.js';
 
 /**
  * Fiscalization (KassenSichV): every sale is signed by a technical security device (TSE). A
@@ -59,3 +62,115 @@ export type FiscalReference = z.infer<typeof FiscalReference>;
 
 /** The text a failed signing records in the log's `error`, on the receipt and in the export. */
 export const TseOutagePrefix = 'TSE-Ausfall';
+
+/**
+ * The project's TSE (settings `fiscalization`). `apiKey`, `apiSecret` and `adminPin` are write-only:
+ * a PUT without them keeps the stored ones, and no answer, event or log line carries them.
+ * Without a choice a project signs with `local` outside production; in production it cannot sell
+ * (checkout process creation answers 409 `fiscalization_required`).
+ */
+export const FiscalizationSettings = z
+  .object({
+    provider: z.enum(FiscalProviders).describe('fiskaly (the cloud TSE), local (a software signer, NOT certified: development and tests) or none (nothing is signed)'),
+    tssId: z.string().min(1).max(200).optional().describe('fiskaly: the TSS id'),
+    apiKey: z.string().min(1).max(500).optional().describe('fiskaly: the API key (write-only)'),
+    apiSecret: z.string().min(1).max(500).optional().describe('fiskaly: the API secret (write-only)'),
+    adminPin: z.string().min(1).max(100).optional().describe('fiskaly: the admin PIN of the TSS (write-only)'),
+    baseUrl: z.url({ protocol: /^https?$/ }).optional().describe('fiskaly: the SIGN DE API base (default https://kassensichv-middleware.fiskaly.com/api/v2)'),
+    reason: z.string().max(500).optional().describe('none: why the project signs nothing (written into the DSFinV-K export)'),
+  })
+  .meta({ id: 'FiscalizationSettings' });
+export type FiscalizationSettings = z.infer<typeof FiscalizationSettings>;
+
+/** The secrets of FiscalizationSettings, never answered. */
+export const FiscalSecrets = ['apiKey', 'apiSecret', 'adminPin'] as const;
+
+export const FiscalizationView = FiscalizationSettings.omit({ apiKey: true, apiSecret: true, adminPin: true })
+  .extend({
+    apiKeySet: z.boolean().describe('Whether an API key is stored (it is never answered)'),
+    apiSecretSet: z.boolean().describe('Whether an API secret is stored (it is never answered)'),
+    adminPinSet: z.boolean().describe('Whether an admin PIN is stored (it is never answered)'),
+  })
+  .meta({ id: 'FiscalizationView' });
+export type FiscalizationView = z.infer<typeof FiscalizationView>;
+
+export function fiscalizationView(stored: FiscalizationSettings): FiscalizationView {
+  const { apiKey, apiSecret, adminPin, ...rest } = stored;
+  return { ...rest, apiKeySet: apiKey !== undefined, apiSecretSet: apiSecret !== undefined, adminPinSet: adminPin !== undefined };
+}
+
+/** The provider a project without a choice signs with: local outside production, none to choose in production. */
+export function defaultFiscalProvider(env: string): FiscalProvider | null {
+  return env === 'production' ? null : 'local';
+}
+
+export const FiscalizationRequiredMessage =
+  'this project has not chosen how its sales are signed (KassenSichV): PUT /{project}/settings with fiscalization.provider ' +
+  '"fiskaly" (with tssId, apiKey, apiSecret, adminPin), or "none" with a reason; "local" is a signer for tests, not certified';
+
+/**
+ * Durable work (JetStream JOBS, kind `fiscal`): the TSE calls of a checkout process's transaction,
+ * written to the outbox with the process change that causes them: `start` when the process is
+ * created, `finish` when it ends (with what to sign). Published as
+ * `jobs.fiscal.<project>.<processId>.<step>` with Nats-Msg-Id `fiscal:<project>:<processId>:<step>`.
+ * A job whose step is recorded does nothing; a finish whose start is not recorded starts first.
+ */
+export const FiscalSteps = ['start', 'finish'] as const;
+export type FiscalStep = (typeof FiscalSteps)[number];
+
+export const FiscalJob = z
+  .object({
+    project: ProjectId,
+    processID: z.string().min(1).max(200).describe('The checkout process (also the order) whose transaction this is'),
+    shopID: z.string().describe('The cash register (TSE client) of the sale'),
+    step: z.enum(FiscalSteps),
+    processType: z.string().optional().describe('finish: Kassenbeleg-V1'),
+    processData: z.string().optional().describe('finish: Beleg^... or AVBelegabbruch^...'),
+    unsignable: z.string().optional().describe('finish: why the sale cannot be described to a TSE (recorded as not signed)'),
+    final: z.boolean().optional().describe('finish: the order is final, so its receipt job follows the signature'),
+  })
+  .meta({ id: 'FiscalJob' });
+export type FiscalJob = z.infer<typeof FiscalJob>;
+
+export const FiscalJobFilter = jobFilter('fiscal');
+
+/** The outbox row (subject, payload, Nats-Msg-Id) of a fiscal job. */
+export function fiscalJob(payload: FiscalJob): { subject: string; payload: FiscalJob; msgId: string } {
+  return {
+    subject: jobSubject('fiscal', payload.project, subjectToken(payload.processID), payload.step),
+    payload,
+    msgId: `fiscal:${payload.project}:${payload.processID}:${payload.step}`,
+  };
+}
+
+/** What a retailer registers with the tax office (§ 146a AO): the TSE and the cash registers (one per shop). */
+export const FiscalRegisters = z
+  .object({
+    provider: z.enum(FiscalProviders).nullable().describe('The provider in force (null: none chosen, in production)'),
+    reason: z.string().optional().describe('provider none: why'),
+    tse: z
+      .object({
+        provider: z.enum(FiscalProviders),
+        serialNumber: z.string(),
+        signatureAlgorithm: z.string(),
+        logTimeFormat: z.string(),
+        publicKey: z.string(),
+        certified: z.boolean().describe('false for the local signer: it must not be registered as a TSE'),
+      })
+      .nullable()
+      .describe('null until the TSE signed once (fiskaly) or for provider none'),
+    cashRegisters: z.array(
+      z.object({
+        serialNumber: z.string().describe('The shop id: the TSE client serial and DSFinV-K Z_KASSE_ID'),
+        shopID: z.string(),
+        name: z.string(),
+        address: z.object({ street: z.string(), zip: z.string(), city: z.string(), country: z.string() }),
+      }),
+    ),
+  })
+  .meta({ id: 'FiscalRegisters' });
+export type FiscalRegisters = z.infer<typeof FiscalRegisters>;
+
+export const fiscal = {
+  registers: endpoint('svc.fiscal.registers', z.object({ project: ProjectId }), FiscalRegisters),
+};

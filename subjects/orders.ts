@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Href, ProjectId } from './common.js';
 import { endpoint } from './contract.js';
 import { PaymentState, Pricing } from './checkout-process.js';
+import { FiscalReference } from './fiscal.js';
 import { PromotionLineFields } from './promotions.js';
 import { ShopId } from './shops.js';
 
@@ -89,6 +90,9 @@ export const Order = z
         currency: z.string(),
         paidAmount: z.int(),
       }),
+    ),
+    fiscalReference: FiscalReference.optional().describe(
+      'The TSE transaction of the sale (KassenSichV): its start and finish logs. Added once the TSE signed the finish, or once it could not (error TSE-Ausfall); absent for provider none',
     ),
   })
   .meta({ id: 'Order' });

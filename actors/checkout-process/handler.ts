@@ -11,6 +11,8 @@ import { eventSubject } from '../../subjects/events.js';
 import { fulfillmentJobId, fulfillments, type FulfillmentJob } from '../../subjects/fulfillments.js';
 import { jobSubject } from '../../subjects/jobs.js';
 import { receiptJob } from '../../subjects/receipts.js';
+import { FiscalizationRequiredMessage, FiscalProcessTypes, fiscalJob, type FiscalJob, type FiscalProvider } from '../../subjects/fiscal.js';
+import { AbortProcessData, grossPerRate, receiptProcessData } from '../../src/domain/fiscal.js';
 import { pos } from '../../subjects/pos.js';
 import { decidePosUpdate, posView } from './pos.js';
 import * as db from './sql.js';
@@ -27,6 +29,8 @@ export interface CheckoutProcessDeps {
   infoTtlMs: number;
   /** Called after a change wrote events (wakes the outbox relay). */
   eventsWritten(): void;
+  /** The TSE provider of a project that chose none (local outside production; null: it cannot sell). */
+  defaultFiscalProvider: FiscalProvider | null;
 }
 
 const MaxAttempts = 20;
@@ -99,8 +103,11 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
         const order = toOrder(after, orderState, 0, at);
         const event = { subject: eventSubject(after.project, 'order', after.id, orderState), payload: orderEventPayload(after, order) };
         finished = { order, event, shopExternalId: after.checkoutInfo.shop.externalId };
-        // A final order's receipt is made ahead of its first request (actors/receipts/jobs.ts).
-        if (orderState === 'final') events.push(receiptJob(after.project, after.id));
+        // The TSE finishes the transaction (a job: nothing here waits for it). A final order's
+        // receipt is made ahead of its first request (actors/receipts/jobs.ts); a signed one's
+        // once the signature is recorded, so the fiscal job queues it then.
+        if (after.fiscalProvider) events.push(fiscalFinishJob(after, orderState === 'final' ? order.paidAmount : undefined));
+        else if (orderState === 'final') events.push(receiptJob(after.project, after.id));
       }
       return db.writeChange(connection, before.version, after, after.pricing !== before.pricing, events, finished);
     };
@@ -138,16 +145,20 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
         { domain: 'pos', event: 'pending' },
         ...process.fulfillments.map((f): ChangeEvent => ({ domain: 'fulfillment', id: f.id, event: 'open' })),
       ];
-      const inserted = await db.insertProcess(sql, process, digest, [...outboxEvents(process, created, at), ...fulfillmentJobs(process, jobs)]);
-      if (!inserted) {
+      const fiscal = { defaultProvider: deps.defaultFiscalProvider, start: fiscalJob({ project, processID: process.id, shopID: process.shopID, step: 'start' }) };
+      const inserted = await db.insertProcess(sql, process, digest, [...outboxEvents(process, created, at), ...fulfillmentJobs(process, jobs)], fiscal);
+      // Never a silent unsigned sale: a production project must choose how its sales are signed.
+      if (inserted.provider === null) throw new AppError(409, 'fiscalization_required', FiscalizationRequiredMessage);
+      if (!inserted.created) {
         // The same id was created in between (only a client-chosen id can collide).
         const existing = await db.findProcess(sql, project, process.id);
         if (!existing) throw AppError.unavailable('the checkout process could not be stored; try again');
         return { process: toCheckoutProcess(sameRequest(existing, digest)), created: false };
       }
-      recent.keep(`${project}/${process.id}`, process);
+      const stored: ProcessRecord = inserted.provider === 'fiskaly' || inserted.provider === 'local' ? { ...process, fiscalProvider: inserted.provider } : process;
+      recent.keep(`${project}/${process.id}`, stored);
       eventsWritten();
-      return { process: toCheckoutProcess(process), created: true };
+      return { process: toCheckoutProcess(stored), created: true };
     }),
 
     route(checkoutProcess.get, async ({ project, id }) => toCheckoutProcess(await load(project, id))),
@@ -221,6 +232,18 @@ function fulfillmentJobs(p: ProcessRecord, jobs: readonly FulfillmentJobRef[]): 
     };
     return { subject: jobSubject('fulfillment', p.project, fulfillmentID, call), payload, msgId: fulfillmentJobId(fulfillmentID, call) };
   });
+}
+
+/**
+ * The fiscal finish job of a process that just ended: a paid one (`paid`: its amount) is a receipt
+ * (Beleg^...), an aborted or failed one an abort receipt.
+ */
+function fiscalFinishJob(p: ProcessRecord, paid: number | undefined): db.OutboxEvent {
+  const base: FiscalJob = { project: p.project, processID: p.id, shopID: p.shopID, step: 'finish', processType: FiscalProcessTypes.receipt };
+  if (paid === undefined) return fiscalJob({ ...base, processData: AbortProcessData });
+  const gross = grossPerRate(p.pricing);
+  const data = gross ? receiptProcessData(gross, { amount: paid, method: p.paymentMethod }) : { kind: 'unsignable' as const, reason: 'a line item has no tax rate' };
+  return fiscalJob(data.kind === 'signable' ? { ...base, processData: data.processData, final: true } : { ...base, unsignable: data.reason, final: true });
 }
 
 /** How many open processes a worker remembers as it last wrote them. */

@@ -3,7 +3,7 @@ import type { CheckoutInfo } from '../../subjects/checkout.js';
 import type { PaymentState, Pricing } from '../../subjects/checkout-process.js';
 import type { Order } from '../../subjects/orders.js';
 import { outboxRows, type OutboxEvent } from '../outbox/sql.js';
-import type { FulfillmentRecord, JsonObject, PosNotes, ProcessRecord } from './state.js';
+import type { FulfillmentRecord, JsonObject, PosNotes, ProcessRecord, SigningProvider } from './state.js';
 
 export type { OutboxEvent };
 
@@ -32,6 +32,7 @@ interface ProcessRow {
   version: number;
   created_at: Date;
   finalized_at: Date | null;
+  fiscal_provider: SigningProvider | null;
 }
 
 export interface StoredProcess {
@@ -65,6 +66,7 @@ function toStored(row: ProcessRow): StoredProcess {
       version: row.version,
       createdAt: row.created_at,
       finalizedAt: row.finalized_at,
+      ...(row.fiscal_provider ? { fiscalProvider: row.fiscal_provider } : {}),
     },
   };
 }
@@ -72,33 +74,58 @@ function toStored(row: ProcessRow): StoredProcess {
 // JSON parameters go as text: the driver would encode a value for a json column a second time.
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
+/** What inserting a process found: whether it was stored, and the TSE provider it signs with. */
+export interface InsertedProcess {
+  created: boolean;
+  /** null: the project chose nothing and there is no default (production): nothing was stored. */
+  provider: string | null;
+}
+
 /**
  * Inserts a new process, its fulfillments (and their index rows), its events and the jobs of its
- * fulfillments in one statement; false when the id is taken (the caller compares the requests).
+ * fulfillments in one statement; `created` false when the id is taken (the caller compares the
+ * requests). The same statement reads the project's TSE provider (`defaultProvider` when it chose
+ * none), stores nothing when there is none (production without a choice), records it on the
+ * process, and queues the fiscal start job `fiscalStart` unless the provider is `none`: the check
+ * and the job cost no round trip of their own.
  */
-export async function insertProcess(db: Db, p: ProcessRecord, requestDigest: string, events: readonly OutboxEvent[]): Promise<boolean> {
+export async function insertProcess(
+  db: Db,
+  p: ProcessRecord,
+  requestDigest: string,
+  events: readonly OutboxEvent[],
+  fiscal: { defaultProvider: string | null; start: OutboxEvent },
+): Promise<InsertedProcess> {
   const fulfillmentIds = p.fulfillments.map((f) => f.id);
-  const rows = await db`
-    with created as (
+  const [row] = await db<{ created: boolean; provider: string | null }[]>`
+    with fiscal as (
+      select coalesce((select fiscalization ->> 'provider' from project_settings where project = ${p.project}), ${fiscal.defaultProvider}::text) as provider
+    ), created as (
       insert into checkout_processes (
         project, id, shop_id, request_digest, checkout_info, payment_method, payment_information,
-        approval_required, supervisor_approval, processed_offline, fulfillments, created_at
-      ) values (
+        approval_required, supervisor_approval, processed_offline, fulfillments, created_at, fiscal_provider
+      )
+      select
         ${p.project}, ${p.id}, ${p.shopID}, ${requestDigest}, ${json(p.checkoutInfo)}::text::json, ${p.paymentMethod},
         ${json(p.paymentInformation)}::text::json, ${p.approvalRequired}, ${p.supervisorApproval}, ${p.processedOffline},
-        ${json(p.fulfillments)}::text::jsonb, ${p.createdAt}
-      )
+        ${json(p.fulfillments)}::text::jsonb, ${p.createdAt}, nullif(provider, 'none')
+      from fiscal where provider is not null
       on conflict (project, id) do nothing
-      returning 1
+      returning fiscal_provider
     ), indexed as (
       insert into fulfillment_index (project, id, process_id)
       select ${p.project}, f.id, ${p.id} from unnest(${fulfillmentIds}::text[]) as f(id) where exists (select from created)
     ), published as (
       insert into outbox (subject, payload, msg_id)
-      select subject, payload, msg_id from (${outboxRows(db, events)}) e where exists (select from created) order by n
+      select subject, payload, msg_id from (
+        select subject, payload, msg_id, n from (${outboxRows(db, events)}) e where exists (select from created)
+        union all
+        select subject, payload, msg_id, n + ${events.length} from (${outboxRows(db, [fiscal.start])}) e
+        where exists (select from created where fiscal_provider is not null)
+      ) e order by n
     )
-    select from created`;
-  return rows.length === 1;
+    select exists (select from created) as created, (select provider from fiscal) as provider`;
+  return { created: row!.created, provider: row!.provider };
 }
 
 /** The process a fulfillment belongs to. */
@@ -164,9 +191,9 @@ export async function writeChange(
         on conflict (project, shop_id) do update set last_number = order_sequences.last_number + 1
         returning last_number
       ), finished as (
-        insert into orders (project, id, shop_id, shop_external_id, sequence_number, state, finalized_at, doc)
+        insert into orders (project, id, shop_id, shop_external_id, sequence_number, state, finalized_at, doc, fiscal_pending)
         select ${order.project}, ${order.id}, ${order.shopID}, ${shopExternalId || null}, last_number, ${order.state},
-               ${order.finalizedAt}, (${docHead}::text || last_number || ${docTail}::text)::json
+               ${order.finalizedAt}, (${docHead}::text || last_number || ${docTail}::text)::json, ${p.fiscalProvider !== undefined}
         from numbered
       )`;
     orderEvent = db`union all

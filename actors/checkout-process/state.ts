@@ -67,7 +67,14 @@ export interface ProcessRecord {
   createdAt: Date;
   /** When the payment succeeded. */
   finalizedAt: Date | null;
+  /**
+   * The TSE provider that signs its transaction (fiscal jobs), fixed when it was created; absent:
+   * nothing is signed (provider `none`, or a process from before fiscalization).
+   */
+  fiscalProvider?: SigningProvider;
 }
+
+export type SigningProvider = 'fiskaly' | 'local';
 
 /** A delivery of the process's goods by a fulfillment service; its rules are in fulfillments.ts. */
 export interface FulfillmentRecord {

@@ -14,6 +14,23 @@ export interface OrdersDeps {
 
 const Position = z.tuple([z.string(), z.string()]);
 
+/**
+ * Bytes of order documents one reply carries at most: the reply escapes their quotes once more and
+ * must stay under the broker's message limit (1 MB by default). Orders with a fiscalReference (TSE
+ * certificate, key, signatures) are a kilobyte or so larger than they were: 500 of them no longer fit.
+ */
+const PartBudgetBytes = 600 * 1024;
+
+/** The leading rows that fit the budget (always at least one); `cut` when some were left for the next part. */
+function withinBudget(rows: db.OrderTextRow[]): db.OrderTextRow[] & { cut?: boolean } {
+  let bytes = 0;
+  for (let i = 0; i < rows.length; i++) {
+    bytes += Buffer.byteLength(rows[i]!.doc);
+    if (bytes > PartBudgetBytes && i > 0) return Object.assign(rows.slice(0, i), { cut: true });
+  }
+  return rows;
+}
+
 /** Reads orders; the checkout process actor writes them when a process finishes. */
 export function createOrdersActor(deps: OrdersDeps): Route[] {
   const { sql, maxListRecords } = deps;
@@ -38,11 +55,12 @@ export function createOrdersActor(deps: OrdersDeps): Route[] {
         const [at, id] = parsed.data;
         position = { at, id };
       }
-      const rows = await db.listOrders(sql, scope, position, limit);
+      const rows = withinBudget(await db.listOrders(sql, scope, position, limit));
       const last = rows.at(-1);
       return {
         orders: rows.map((r) => r.doc),
-        next: rows.length === limit && last ? JSON.stringify([last.at, last.id]) : null,
+        // A part cut short by its size continues where it stopped, like a full one.
+        next: (rows.length === limit || rows.cut) && last ? JSON.stringify([last.at, last.id]) : null,
         totalItems,
       };
     }),

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AppError } from '../../src/errors.js';
 import type { Sql } from '../../src/infra/postgres.js';
@@ -43,12 +44,19 @@ export function createReceiptsActor(deps: ReceiptsDeps): ReceiptsActor {
   const routes = [
     route(receipts.get, async ({ project, id, appUserID, ifNoneMatch }) => {
       const known = etagsIn(ifNoneMatch);
-      const row = await db.findReceipt(sql, { project, id, appUserID }, partChars, known);
+      let row = await db.findReceipt(sql, { project, id, appUserID }, partChars, known);
+      // A receipt prints the sale's TSE signature, which a job records a moment after the payment:
+      // a request that comes first waits a little for it, then asks the client to come back.
+      for (let waited = 0; row?.etag === null && row.fiscal_pending && row.state === 'final' && waited < SignatureWaitMs; waited += SignaturePollMs) {
+        await sleep(SignaturePollMs);
+        row = await db.findReceipt(sql, { project, id, appUserID }, partChars, known);
+      }
       // A requester restricted to an app user hears the same for an order of someone else as for
       // one that does not exist: nothing tells them which ids are taken.
       if (appUserID !== undefined && !row?.allowed) throw notYours();
       if (!row) throw AppError.notFound(`no order with id ${id}`);
       if (row.state !== 'final') throw AppError.notFound(`order ${id} is ${row.state}: only final orders have a receipt`);
+      if (row.etag === null && row.fiscal_pending) throw AppError.unavailable(`the receipt of order ${id} waits for the TSE signature of the sale; try again in a moment`);
       // The stored receipt (its first part null when the requester has it: findReceipt compared the
       // ETags), or the one made now.
       const receipt: { etag: string; size: number; part: string | null } =
@@ -77,6 +85,9 @@ export function createReceiptsActor(deps: ReceiptsDeps): ReceiptsActor {
     startConsumer: () => startReceiptJobs({ nc: deps.nc, sql, log: deps.log, maker, concurrency: 2 * Math.max(1, deps.renderThreads) }),
   };
 }
+
+const SignatureWaitMs = 3000;
+const SignaturePollMs = 50;
 
 function notYours(): AppError {
   return AppError.forbidden("the token may read the receipts of its own app user's orders only");

@@ -31,6 +31,12 @@ export function startReceiptJobs(deps: ReceiptJobDeps): Promise<JobConsumer> {
     const { project, orderID } = parsed;
     try {
       const order = await db.orderWithoutReceipt(sql, project, orderID);
+      // A receipt prints the TSE's signature: it waits for it (the fiscal job queues the receipt job
+      // once the signature is recorded, so this is rare: a job queued before that).
+      if (order?.fiscalPending) {
+        if (job.lastAttempt) log.error({ project, orderID }, 'receipt job gave up waiting for the TSE signature; the first request makes the receipt');
+        return job.lastAttempt ? { kind: 'done' } : { kind: 'retry', reason: 'the order waits for its TSE signature', afterMs: 500 };
+      }
       if (order) await maker.make(project, orderID, order.doc);
       return { kind: 'done' };
     } catch (err) {

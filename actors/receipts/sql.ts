@@ -15,6 +15,8 @@ export interface ReceiptRow {
   part: string | null;
   /** The order document, only while there is no receipt yet: what the receipt is made from. */
   doc: string | null;
+  /** The order waits for its TSE signature: no receipt is made before it is recorded. */
+  fiscal_pending: boolean;
 }
 
 /**
@@ -34,16 +36,19 @@ export async function findReceipt(
            case when ${appUserID}::text is null then true else coalesce(o.doc->>'appUserID' = ${appUserID}::text, false) end as allowed,
            r.etag, r.size,
            case when r.etag is null or r.etag = any(${knownEtags}::text[]) then null else substring(r.pdf_base64 from 1 for ${chars}::int) end as part,
-           case when r.etag is null then o.doc::text end as doc
+           case when r.etag is null then o.doc::text end as doc, o.fiscal_pending
     from orders o left join receipts r on r.project = o.project and r.order_id = o.id
     where o.project = ${scope.project} and o.id = ${scope.id}`;
   return row;
 }
 
-/** The document of a final order that has no receipt yet (what a receipt job makes one from). */
-export async function orderWithoutReceipt(sql: Sql, project: string, id: string): Promise<{ doc: string } | undefined> {
-  const [row] = await sql<{ doc: string }[]>`
-    select o.doc::text as doc from orders o
+/**
+ * The document of a final order that has no receipt yet (what a receipt job makes one from), and
+ * whether it still waits for its TSE signature (`fiscalPending`: its receipt must not be made yet).
+ */
+export async function orderWithoutReceipt(sql: Sql, project: string, id: string): Promise<{ doc: string; fiscalPending: boolean } | undefined> {
+  const [row] = await sql<{ doc: string; fiscalPending: boolean }[]>`
+    select o.doc::text as doc, o.fiscal_pending as "fiscalPending" from orders o
     where o.project = ${project} and o.id = ${id} and o.state = 'final'
       and not exists (select from receipts r where r.project = o.project and r.order_id = o.id)`;
   return row;

@@ -24,6 +24,7 @@ import { checkoutProcessRoutes } from './routes/checkout-process.js';
 import { couponRoutes } from './routes/coupons.js';
 import { closingRoutes } from './routes/closings.js';
 import { orderRoutes } from './routes/orders.js';
+import { fiscalRoutes } from './routes/fiscal.js';
 import { posRoutes } from './routes/pos.js';
 import { posCredentialRoutes } from './routes/pos-credentials.js';
 import { fulfillmentRoutes } from './routes/fulfillments.js';
@@ -114,6 +115,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   asyncApiRoutes(zodApp, deps.version);
   shopRoutes(zodApp, deps.client);
   settingsRoutes(zodApp, deps.client);
+  fiscalRoutes(zodApp, deps.client);
   productRoutes(zodApp, deps.client);
   availabilityRoutes(zodApp, deps.client);
   pricingRoutes(zodApp, deps.client);

@@ -7,6 +7,7 @@ import { ProjectId } from '../../subjects/common.js';
 import { ErrorHeaders, ErrorReply, JsonCodec, type Endpoint } from '../../subjects/contract.js';
 import * as coupons from '../../subjects/coupons.js';
 import { EventDomains, EventPayloads, EventStream, type EventDomain } from '../../subjects/events.js';
+import * as fiscal from '../../subjects/fiscal.js';
 import * as fulfillments from '../../subjects/fulfillments.js';
 import * as imports from '../../subjects/imports.js';
 import { JobKinds, JobStream, type JobKind } from '../../subjects/jobs.js';
@@ -38,6 +39,7 @@ export const SubjectModules: Record<string, Record<string, unknown>> = {
   'checkout-process': checkoutProcess,
   closings,
   coupons,
+  fiscal,
   fulfillments,
   imports,
   orders,
@@ -64,6 +66,7 @@ const JobShapes: Record<JobKind, { payload: z.ZodType; id: string; step?: string
   fulfillment: { payload: fulfillments.FulfillmentJob, id: 'fulfillmentID', step: 'call' },
   closing: { payload: closings.ClosingWork, id: 'shopID', step: 'type' },
   receipt: { payload: receipts.ReceiptJob, id: 'orderID' },
+  fiscal: { payload: fiscal.FiscalJob, id: 'processID', step: 'step' },
 };
 
 function isEndpoint(value: unknown): value is Endpoint {

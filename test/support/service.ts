@@ -12,7 +12,7 @@ import { freePort } from '../../src/infra/processes.js';
 import { startNatsServer } from '../../src/infra/nats.js';
 import { pino } from 'pino';
 import { createLogger } from '../../src/logger.js';
-import { startService, type RunningService } from '../../service/start.js';
+import { startService, type RunningService, type StartOptions } from '../../service/start.js';
 import { createTestDatabase } from './database.js';
 import { createHttpClient, type HttpClient } from './http.js';
 
@@ -43,6 +43,8 @@ export interface TestServiceOptions {
   env?: Record<string, string>;
   /** Receives the service's log lines (JSON text) at info level and above, for tests of what is logged. */
   logLines?: (line: string) => void;
+  /** Options of startService beyond listening (a test's wrapper around the TSE providers). */
+  start?: Omit<StartOptions, 'listen'>;
 }
 
 export interface TestInfrastructure {
@@ -97,7 +99,7 @@ export async function startTestService(t: Test, options: TestServiceOptions = {}
   const log = options.logLines
     ? pino({ level: 'info' }, { write: options.logLines })
     : createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const service = await startService(config, log);
+  const service = await startService(config, log, options.start);
   const sql = postgres(infra.databaseUrl, { max: 2, onnotice: () => {} });
   const nc = await connect({ servers: infra.natsUrl });
   // tap runs teardowns last-registered first: this runs before the infrastructure's leak check.

@@ -1,0 +1,284 @@
+import { createHash, createPublicKey, verify } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstream } from '@nats-io/jetstream';
+import t from 'tap';
+import type { TseProvider } from '../actors/fiscal/provider.js';
+import { fiscalAmount, receiptProcessData } from '../src/domain/fiscal.js';
+import { fiscalJob } from '../subjects/fiscal.js';
+import { finishPayment, p, patchPos, seedCheckout, watchEvents } from './support/checkout.js';
+import { startTestService, TestProject } from './support/service.js';
+
+/**
+ * Fiscalization with the local signer, over HTTP: every sale's TSE transaction starts with its
+ * process and finishes with it (jobs), the order carries the fiscalReference, each signature
+ * verifies with the TSE's public key by the message format the README documents, and counters
+ * never repeat or skip. A wrapper around the providers (passed through the service's options, as
+ * a fiskaly provider would be) makes the TSE unreachable or "crash" a worker after its answer.
+ */
+const unreachable = { on: false };
+/** Transactions whose worker dies once right after the TSE answered their finish (before recording it). */
+const crashAfterFinish = new Set<string>();
+const wrap = (provider: TseProvider): TseProvider => ({
+  name: provider.name,
+  start: async (tx) => (unreachable.on ? { kind: 'retry', reason: 'connect ECONNREFUSED (test)' } : provider.start(tx)),
+  finish: async (request) => {
+    if (unreachable.on) return { kind: 'retry', reason: 'connect ECONNREFUSED (test)' };
+    const answer = await provider.finish(request);
+    if (crashAfterFinish.delete(request.transactionId)) throw new Error('worker died after the TSE answered (test)');
+    return answer;
+  },
+});
+
+const logLines: string[] = [];
+const svc = await startTestService(t, {
+  env: { FISCAL_RETRY_SCHEDULE_MS: '200', FISCAL_MAX_ATTEMPTS: '4' },
+  logLines: (line) => logLines.push(line),
+  start: { fiscal: { wrap } },
+});
+const fx = await seedCheckout(svc);
+const events = await watchEvents(t, svc);
+const admin = await svc.token(['projectsWrite']);
+const { orders: ordersToken, pricing } = fx.tokens;
+
+/** 2 × WATER (0.99, 19 %) and 1 × BREAD (2.49, 7 %): 1.98 at A, 2.49 at B, 4.47 in all. */
+const cart = [
+  { sku: 'WATER', amount: 2 },
+  { sku: 'BREAD', amount: 1 },
+];
+const BaseSettings = { currency: 'EUR', taxRates: { normal: '19', reduced: '7' }, paymentMethods: ['cash', 'girocard'] };
+
+async function created(options: { paymentMethod?: string } = {}): Promise<string> {
+  const res = await fx.createProcess({ items: cart, ...options });
+  if (res.status !== 201) throw new Error(`checkout process failed: ${res.status} ${res.text}`);
+  return res.body.id;
+}
+
+/** The order once its fiscalReference is there (the finish is recorded). */
+async function fiscalizedOrder(id: string, timeoutMs = 15_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await svc.request('GET', `${p}/orders/${id}`, { token: ordersToken });
+    if (res.status === 200 && res.body.fiscalReference) return res.body;
+    if (Date.now() > deadline) throw new Error(`order ${id} got no fiscalReference: ${res.status} ${res.text}`);
+    await sleep(50);
+  }
+}
+
+/** Whether a log entry's signature verifies with the TSE's public key, over the documented message. */
+function verifies(reference: any, log: any): boolean {
+  const key = createPublicKey({ key: Buffer.from(reference.securityDeviceModule.publicKey, 'base64'), format: 'der', type: 'spki' });
+  const message = ['local-v1', log.counter, log.timestamp, log.processType, log.processData, reference.transactionNumber].join(';');
+  return verify('sha256', Buffer.from(message, 'utf8'), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(log.signature, 'base64'));
+}
+
+// First, so the TSS's counters start here: 50 sales make signatures 1..100.
+t.test('50 concurrent sales of one shop are signed with counters 1..100 and transaction numbers 1..50, each once, every signature valid', async (t) => {
+  const ids = await Promise.all(Array.from({ length: 50 }, () => created()));
+  await Promise.all(ids.map((id) => finishPayment(svc, fx, id, 'successful')));
+  const orders = await Promise.all(ids.map((id) => fiscalizedOrder(id, 30_000)));
+  const counters = orders.flatMap((o) => o.fiscalReference.logs.map((l: any) => l.counter)).sort((a, b) => a - b);
+  t.same(counters, Array.from({ length: 100 }, (_, i) => i + 1), 'signature counters 1..100: no gap, no repeat');
+  const numbers = orders.map((o) => o.fiscalReference.transactionNumber).sort((a, b) => a - b);
+  t.same(numbers, Array.from({ length: 50 }, (_, i) => i + 1), 'transaction numbers 1..50');
+  const invalid = orders.flatMap((o) => o.fiscalReference.logs.filter((l: any) => !verifies(o.fiscalReference, l)).map(() => o.id));
+  t.same(invalid, [], 'every signature verifies with the public key');
+  for (const o of orders) {
+    const [start, finish] = o.fiscalReference.logs;
+    if (!(start.counter < finish.counter)) t.fail(`order ${o.id}: its start is signed before its finish`);
+  }
+});
+
+t.test('an app sale paid by the payment system carries its start and finish logs, the Beleg processData and a fiscalized event', async (t) => {
+  const id = await created();
+  await finishPayment(svc, fx, id, 'successful');
+  const order = await fiscalizedOrder(id);
+  const ref = order.fiscalReference;
+  const device = ref.securityDeviceModule;
+  t.equal(device.signatureAlgorithm, 'ecdsa-plain-SHA256');
+  t.equal(device.logTimeFormat, 'unixTime');
+  t.equal(device.serialNumber, createHash('sha256').update(Buffer.from(device.publicKey, 'base64')).digest('hex'), 'serial = SHA-256 of the public key (DER SPKI)');
+  t.match(device.certificate, /NOT CERTIFIED/, 'the certificate says plainly it is not certified');
+  t.equal(ref.clientSerialNumber, 's1', 'the cash register is the shop');
+  t.equal(ref.transactionNumber, 51);
+  t.match(ref.logs, [
+    { counter: 101, processType: '', processData: '' },
+    { counter: 102, processType: 'Kassenbeleg-V1', processData: 'Beleg^1.98_2.49_0.00_0.00_0.00^4.47:Bar' },
+  ]);
+  t.ok(ref.logs.every((l: any) => /^\d{10}$/.test(l.timestamp) && !l.error), 'unixTime timestamps, no error');
+  t.ok(ref.logs.every((l: any) => verifies(ref, l)), 'both signatures verify');
+
+  const list = await svc.request('GET', `${p}/orders?includeAllStates=true&perPage=1000`, { token: ordersToken });
+  t.same(list.body.resources.find((o: any) => o.id === id)?.fiscalReference, ref, 'the order list shows it too');
+
+  await events.settle();
+  const fiscalized = events.of(id).filter((e) => e.domain === 'order' && e.event === 'fiscalized');
+  t.equal(fiscalized.length, 1, 'one fiscalized event');
+  t.same(fiscalized[0]?.payload.fiscalReference, ref, 'carrying the reference');
+  t.match(fiscalized[0]?.payload.order, { id, state: 'final', shopID: 's1', paidAmount: 447 });
+
+  const receipt = await fetch(`${svc.url}${p}/orders/${id}/receipt`, { headers: { authorization: `Bearer ${ordersToken}` } });
+  t.equal(receipt.status, 200, 'the receipt is made once the signature is there');
+});
+
+t.test('a card payment is Unbar', async (t) => {
+  const id = await created({ paymentMethod: 'girocard' });
+  await finishPayment(svc, fx, id, 'successful');
+  const order = await fiscalizedOrder(id);
+  t.equal(order.fiscalReference.logs[1].processData, 'Beleg^1.98_2.49_0.00_0.00_0.00^4.47:Unbar');
+});
+
+t.test('a sale a PoS takes over and finishes is signed with the PoS figures', async (t) => {
+  const id = await created();
+  t.equal((await patchPos(svc, pricing, id, { state: 'processing', processedBy: 'kasse-1' })).status, 200);
+  const done = await patchPos(svc, pricing, id, {
+    state: 'successful',
+    lineItems: [{ sku: 'WATER', scannedCode: '', amount: 1, weight: 0, units: 0, price: 99, totalPrice: 99, taxRate: '19' }],
+    taxShares: [{ rate: '19', net: 83, share: 16, total: 99 }],
+    netPrice: 83,
+    totalPrice: 99,
+  });
+  t.equal(done.status, 200, done.text);
+  const order = await fiscalizedOrder(id);
+  t.equal(order.fiscalReference.logs[1].processData, 'Beleg^0.99_0.00_0.00_0.00_0.00^0.99:Bar');
+  t.ok(order.fiscalReference.logs.every((l: any) => verifies(order.fiscalReference, l)));
+});
+
+t.test('an aborted and a failed process finish their transactions as abort receipts', async (t) => {
+  const aborted = await created();
+  await finishPayment(svc, fx, aborted, 'aborted');
+  const failed = await created();
+  await finishPayment(svc, fx, failed, 'failed');
+  for (const [id, state] of [
+    [aborted, 'userAborted'],
+    [failed, 'paymentFailed'],
+  ] as const) {
+    const order = await fiscalizedOrder(id);
+    t.equal(order.state, state);
+    t.match(order.fiscalReference.logs, [{ processType: '' }, { processType: 'Kassenbeleg-V1', processData: 'AVBelegabbruch^0.00_0.00_0.00_0.00_0.00^' }]);
+    t.ok(order.fiscalReference.logs.every((l: any) => verifies(order.fiscalReference, l)), `${state}: signatures verify`);
+  }
+});
+
+t.test('a worker that dies between the TSE answer and its ack, and a job delivered twice, leave one finished transaction and no skipped counter', async (t) => {
+  const id = await created();
+  crashAfterFinish.add(id);
+  await finishPayment(svc, fx, id, 'successful');
+  const order = await fiscalizedOrder(id);
+  t.notOk(crashAfterFinish.has(id), 'the first attempt died after the answer');
+  const before = order.fiscalReference;
+  // The same jobs again, as a relay that published twice outside the duplicate window would.
+  const js = jetstream(svc.nc);
+  for (const step of ['start', 'finish'] as const) {
+    const job = fiscalJob({ project: TestProject, processID: id, shopID: 's1', step, processType: 'Kassenbeleg-V1', processData: before.logs[1].processData, final: true });
+    await js.publish(job.subject, JSON.stringify(job.payload), { msgID: `${job.msgId}:again` });
+  }
+  await sleep(1500);
+  t.same((await fiscalizedOrder(id)).fiscalReference, before, 'the order carries the first answer, unchanged');
+  const [row] = await svc.sql<{ n: number }[]>`select count(*)::int as n from fiscal_local_logs where project = ${TestProject} and transaction_id = ${id}`;
+  t.equal(row!.n, 2, 'one start and one finish signed');
+  const [tss] = await svc.sql<{ counter: number; logs: number; max: number }[]>`
+    select t.signature_counter::int as counter, (select count(*)::int from fiscal_local_logs l where l.project = t.project) as logs,
+           (select max(counter)::int from fiscal_local_logs l where l.project = t.project) as max
+    from fiscal_local_tss t where t.project = ${TestProject}`;
+  t.equal(tss!.counter, tss!.logs, 'the counter counts the signed logs: none skipped');
+  t.equal(tss!.max, tss!.logs, 'and the highest counter is their number');
+  await events.settle();
+  t.equal(events.of(id).filter((e) => e.event === 'fiscalized').length, 1, 'one fiscalized event');
+});
+
+t.test('a TSE unreachable past the retry window never stops the sale: the order records TSE-Ausfall, an event and an error log line tell it', async (t) => {
+  unreachable.on = true;
+  const id = await created();
+  await finishPayment(svc, fx, id, 'successful');
+  await sleep(200);
+  t.same(await svc.sql`select from receipts where order_id = ${id}`, [], 'no receipt while the signature is awaited');
+  const order = await fiscalizedOrder(id);
+  unreachable.on = false;
+  t.equal(order.state, 'final', 'the sale stands');
+  const finish = order.fiscalReference.logs.at(-1);
+  t.match(finish, { processType: 'Kassenbeleg-V1', processData: 'Beleg^1.98_2.49_0.00_0.00_0.00^4.47:Bar', error: /^TSE-Ausfall: connect ECONNREFUSED/ });
+  t.notOk(finish.signature, 'nothing signed');
+  await events.settle();
+  t.match(events.of(id).find((e) => e.event === 'fiscalized')?.payload.fiscalReference.logs.at(-1), { error: /^TSE-Ausfall/ }, 'the event says so');
+  t.ok(logLines.some((l) => /"level":50/.test(l) && l.includes('sale recorded without a TSE signature') && l.includes(id)), 'an error-level log line says so');
+  const receipt = await fetch(`${svc.url}${p}/orders/${id}/receipt`, { headers: { authorization: `Bearer ${ordersToken}` } });
+  t.equal(receipt.status, 200, 'the receipt is made with the outage recorded');
+
+  const next = await created();
+  await finishPayment(svc, fx, next, 'successful');
+  const signed = await fiscalizedOrder(next);
+  t.ok(signed.fiscalReference.logs.every((l: any) => !l.error && verifies(signed.fiscalReference, l)), 'the TSE answering again signs the next sale normally');
+});
+
+t.test('a project on provider none sells without signing: its orders carry no fiscalReference and still get receipts', async (t) => {
+  const put = await svc.request('PUT', `${p}/settings`, { token: admin, body: { ...BaseSettings, fiscalization: { provider: 'none', reason: 'Testbetrieb ohne TSE' } } });
+  t.equal(put.status, 200, put.text);
+  const id = await created();
+  await finishPayment(svc, fx, id, 'successful');
+  const receipt = await fetch(`${svc.url}${p}/orders/${id}/receipt`, { headers: { authorization: `Bearer ${ordersToken}` } });
+  t.equal(receipt.status, 200);
+  const order = await svc.request('GET', `${p}/orders/${id}`, { token: ordersToken });
+  t.equal(order.body.state, 'final');
+  t.notOk('fiscalReference' in order.body, 'no fiscalReference');
+  t.same(await svc.sql`select from fiscal_transactions where process_id = ${id}`, [], 'no TSE transaction');
+  const registers = await svc.request('GET', `${p}/fiscalization/registers`, { token: admin });
+  t.match(registers.body, { provider: 'none', reason: 'Testbetrieb ohne TSE', tse: null });
+  await svc.request('PUT', `${p}/settings`, { token: admin, body: { ...BaseSettings, fiscalization: { provider: 'local' } } });
+});
+
+t.test('the registers list the TSE (not certified) and one cash register per shop', async (t) => {
+  const res = await svc.request('GET', `${p}/fiscalization/registers`, { token: admin });
+  t.equal(res.status, 200, res.text);
+  const [tss] = await svc.sql<{ serial_number: string }[]>`select serial_number from fiscal_local_tss where project = ${TestProject}`;
+  t.match(res.body, { provider: 'local', tse: { provider: 'local', serialNumber: tss!.serial_number, signatureAlgorithm: 'ecdsa-plain-SHA256', certified: false } });
+  t.match(res.body.cashRegisters, [
+    { serialNumber: 's1', shopID: 's1', name: 'Shop 1', address: { street: 'Torstraße 1', city: 'Berlin' } },
+    { serialNumber: 's2', name: 'Shop 2' },
+  ]);
+  const reader = await svc.request('GET', `${p}/fiscalization/registers`, { token: ordersToken });
+  t.equal(reader.status, 403, 'needs projectsWrite');
+});
+
+t.test('the TSE secrets are write-only: never answered, kept by a PUT without them, never logged', async (t) => {
+  const secrets = { apiKey: 'key-SECRET-1234', apiSecret: 'secret-SECRET-5678', adminPin: 'pin-SECRET-9012' };
+  const fiskaly = { provider: 'fiskaly', tssId: 'b7c3c0b4-0000-4000-8000-000000000001', ...secrets };
+  const put = await svc.request('PUT', `${p}/settings`, { token: admin, body: { ...BaseSettings, fiscalization: fiskaly } });
+  t.equal(put.status, 200, put.text);
+  t.same(put.body.fiscalization, { provider: 'fiskaly', tssId: fiskaly.tssId, apiKeySet: true, apiSecretSet: true, adminPinSet: true });
+  const again = await svc.request('PUT', `${p}/settings`, { token: admin, body: { ...BaseSettings, fiscalization: { provider: 'fiskaly', tssId: fiskaly.tssId } } });
+  t.same(again.body.fiscalization, put.body.fiscalization, 'a PUT without the secrets keeps them');
+  const kept = await svc.request('PUT', `${p}/settings`, { token: admin, body: BaseSettings });
+  t.same(kept.body.fiscalization, put.body.fiscalization, 'a PUT without fiscalization keeps the choice');
+  const get = await svc.request('GET', `${p}/settings`, { token: admin });
+  t.same(get.body.fiscalization, put.body.fiscalization);
+  const [stored] = await svc.sql<{ fiscalization: any }[]>`select fiscalization from project_settings where project = ${TestProject}`;
+  t.match(stored!.fiscalization, secrets, 'stored for the provider');
+  for (const text of [put.text, again.text, kept.text, get.text, JSON.stringify(events.events), ...logLines]) {
+    if (Object.values(secrets).some((s) => text.includes(s))) t.fail(`a secret was shown: ${text.slice(0, 200)}`);
+  }
+  await svc.request('PUT', `${p}/settings`, { token: admin, body: { ...BaseSettings, fiscalization: { provider: 'local' } } });
+});
+
+t.test('in production a project that chose no TSE cannot sell: process creation answers 409 fiscalization_required', async (t) => {
+  const prod = await startTestService(t, { env: { NODE_ENV: 'production' } });
+  const prodFx = await seedCheckout(prod);
+  const res = await prodFx.createProcess({ items: cart });
+  t.equal(res.status, 409, res.text);
+  t.equal(res.body.type, 'fiscalization_required');
+  t.match(res.body.message, /fiscalization\.provider/, 'the message says how to choose');
+  t.same(await prod.sql`select from checkout_processes`, [], 'nothing stored');
+  t.same(await prod.sql`select from outbox where subject like 'jobs.fiscal.%'`, [], 'nothing queued');
+  const prodAdmin = await prod.token(['projectsWrite']);
+  await prod.request('PUT', `${p}/settings`, { token: prodAdmin, body: { ...BaseSettings, fiscalization: { provider: 'none', reason: 'Test' } } });
+  t.equal((await prodFx.createProcess({ items: cart })).status, 201, 'a choice made, it sells');
+});
+
+t.test('processData puts each rate under its DSFinV-K letter and refuses a rate without one', async (t) => {
+  t.same(receiptProcessData({ '19': 1190, '7': 214, '10.7': 0, '5.5': 5, '0': 100 }, { amount: 1509, method: 'cash' }), {
+    kind: 'signable',
+    processData: 'Beleg^11.90_2.14_0.00_0.05_1.00^15.09:Bar',
+  });
+  t.same(receiptProcessData({ '10.7': 1000 }, { amount: 1000, method: 'ec' }), { kind: 'signable', processData: 'Beleg^0.00_0.00_10.00_0.00_0.00^10.00:Unbar' });
+  t.equal(fiscalAmount(-5), '-0.05');
+  t.match(receiptProcessData({ '16': 100 }, { amount: 100, method: 'cash' }), { kind: 'unsignable', reason: /16 %/ });
+});
