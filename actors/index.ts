@@ -76,7 +76,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   });
   const closingWork = await closingSequence.startConsumer();
   const receipts = createReceiptsActor({ sql, nc, log, ...deps.receipts });
-  const tse = createProviderSource({ sql, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
+  const tse = createProviderSource({ sql, log, timeoutMs: deps.fiscal.timeoutMs, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
   const receiptJobs = await receipts.startConsumer();
   const endpoints = serveEndpoints({ nc, publisher, log }, [
     ...createSystemActor({ sql, migrations }),

@@ -67,6 +67,7 @@ const Environment = z
     FISCAL_RETRY_SCHEDULE_MS: variable(milliseconds('1000,2000,5000', '1000,2000,5000,15000,60000,300000')),
     FISCAL_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(18)),
     FISCAL_SIGNERS: variable(z.coerce.number().int().min(0).max(256).default(16)),
+    FISCAL_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(10_000)),
   })
   .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
     message: 'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
@@ -154,6 +155,8 @@ const Configuration = Environment.transform((env) => ({
     retryScheduleMs: env.FISCAL_RETRY_SCHEDULE_MS,
     maxAttempts: env.FISCAL_MAX_ATTEMPTS,
     signers: env.FISCAL_SIGNERS,
+    /** How long one call to a cloud TSE (fiskaly) may take, answer included. */
+    timeoutMs: env.FISCAL_TIMEOUT_MS,
   },
 }));
 
