@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { constants, crc32, deflateRaw } from 'node:zlib';
 import { Zip, ZipDeflate, type ZipInputFile } from 'fflate';
 import { formatLocalDate, localDateOf } from '../../src/domain/closings/schedule.js';
+import { readFiscalReference } from '../../src/domain/fiscal.js';
 import { createAggregatedReceiptsWriter } from '../../src/domain/dsfinvk/aggregated-receipts.js';
 import { createDsfinvkWriter, StreamedTables, type ExportContext, type StreamedTable } from '../../src/domain/dsfinvk/export.js';
 import { DtdFile, GdpduDtd, indexXml } from '../../src/domain/dsfinvk/index-xml.js';
@@ -127,6 +128,7 @@ function toExportOrder(row: ProjectedOrder): ExportOrder {
     lineItems: (row.line_items ?? []) as ExportOrder['lineItems'],
     price: row.price,
     checkoutDevice: row.checkout_device ?? undefined,
+    fiscalReference: readFiscalReference(row.fiscal_reference),
   };
 }
 
