@@ -32,6 +32,7 @@ const NameRows = 3;
 const BoldStroke = 0.045; // stroke width of bold rows, per point of font size
 const QrModule = 2.6;
 const QrQuiet = 2; // modules of white around the code; the page's margin adds to it
+const utf8 = new TextEncoder();
 
 interface Block {
   height: number;
@@ -196,7 +197,7 @@ function tseBlocks(tse: ReceiptTse, font: Font): Block[] {
     blocks.push(text(row.label, 'regular', Small, 0));
     for (const part of wrapCharacters(font, Small.size, row.value, ContentWidth - 8)) blocks.push(text(part, 'regular', Small, 8));
   }
-  if (tse.qr) blocks.push(gap(4), qrCode(tse.qr));
+  if (tse.qr) blocks.push(gap(4), qrCode(tse.qr, true));
   return blocks;
 }
 
@@ -237,8 +238,13 @@ function columns(cells: readonly [string, string, string, string], weight: Weigh
   };
 }
 
-function qrCode(content: string): Block {
-  const modules = QRCode.create(content, { errorCorrectionLevel: 'M' }).modules;
+/**
+ * `byteMode`: the content as one byte segment. The DFKA code's 300 and more characters mix digits,
+ * letters and base64; the library's search for the shortest mix of segment modes took most of
+ * the time the code cost (milliseconds per receipt), for a code one version smaller at best.
+ */
+function qrCode(content: string, byteMode = false): Block {
+  const modules = QRCode.create(byteMode ? [{ data: utf8.encode(content), mode: 'byte' }] : content, { errorCorrectionLevel: 'M' }).modules;
   const side = (modules.size + 2 * QrQuiet) * QrModule;
   return {
     height: side,
