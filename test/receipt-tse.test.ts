@@ -141,6 +141,15 @@ t.test('prints the TSE block and a DFKA code that a QR reader decodes to exactly
   t.notOk(text.includes('…'), 'nothing of it cut off');
 });
 
+t.test('keeps a long DFKA code (several payment types, large amounts) inside the strip and readable', { skip: withoutPoppler }, async (t) => {
+  const long = 'Beleg^12345.67_8901.23_0.00_45.60_0.00^10000.00:Bar_5000.00:Unbar_1234.56:Unbar:USD_789.00:Bar:CHF';
+  const ref = fiscalReferenceOf(tse, { transactionNumber: 123456789, counter: 987654321, startedAt, processData: long, clientSerialNumber: 'shop-with-a-long-external-identifier-0042' });
+  const layout = receiptLayout(order(ref), settings, { timeZone: 'Europe/Berlin' });
+  const codes = qrCodes((await rasterize(await render(order(ref)))).png);
+  t.ok(codes.includes(layout.tse!.qr!), `decoded (found ${codes.length} codes)`);
+  t.ok(layout.tse!.qr!.includes(long));
+});
+
 t.test('prints TSE-Ausfall and the reason, and no signature data nor DFKA code, when the TSE could not sign', { skip: withoutPoppler }, async (t) => {
   const failed = fiscalReferenceOf(tse, { transactionNumber: 4712, counter: 9122, startedAt, processData, outage: 'Zeitüberschreitung der Cloud-TSE nach 3 Versuchen' });
   const layout = receiptLayout(order(failed), settings, { timeZone: 'Europe/Berlin' });

@@ -245,12 +245,15 @@ function columns(cells: readonly [string, string, string, string], weight: Weigh
  */
 function qrCode(content: string, byteMode = false): Block {
   const modules = QRCode.create(byteMode ? [{ data: utf8.encode(content), mode: 'byte' }] : content, { errorCorrectionLevel: 'M' }).modules;
-  const side = (modules.size + 2 * QrQuiet) * QrModule;
+  // A long code (the DFKA one grows with its process data) gets smaller modules rather than less
+  // than the standard's four modules of white beside it on the strip.
+  const unit = Math.min(QrModule, Width / (modules.size + 8));
+  const side = (modules.size + 2 * QrQuiet) * unit;
   return {
     height: side,
     draw(doc, y) {
-      const x0 = (Width - modules.size * QrModule) / 2;
-      const y0 = y + QrQuiet * QrModule;
+      const x0 = (Width - modules.size * unit) / 2;
+      const y0 = y + QrQuiet * unit;
       // One rectangle per horizontal run of dark modules: a third of the path operators of one per module.
       for (let row = 0; row < modules.size; row++) {
         let start = -1;
@@ -258,7 +261,7 @@ function qrCode(content: string, byteMode = false): Block {
           const dark = col < modules.size && modules.get(row, col);
           if (dark && start < 0) start = col;
           if (!dark && start >= 0) {
-            doc.rect(x0 + start * QrModule, y0 + row * QrModule, (col - start) * QrModule, QrModule);
+            doc.rect(x0 + start * unit, y0 + row * unit, (col - start) * unit, unit);
             start = -1;
           }
         }
