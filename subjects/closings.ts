@@ -138,6 +138,12 @@ export const ClosingSummary = z
     taxShares: z.array(TaxShare).describe('Per tax rate: net, tax and total (gross) of its final orders, in the currency subunit'),
     shareByPaymentMethod: z.array(PaymentShare),
     total: z.int(),
+    tseFailures: z
+      .int()
+      .describe(
+        'How many of the orders it lists the TSE could not sign: their fiscal reference\'s finish log records an error (TSE-Ausfall). ' +
+          'Their receipts say so, and the DSFinV-K export carries the failure in transactions_tse.csv TSE_TA_FEHLER; 0 without a TSE',
+      ),
     taxNumber: z.string(),
     vatID: z.string(),
     companyName: z.string(),

@@ -5,6 +5,7 @@ import { createLogger } from '../src/logger.js';
 import { p, seedCheckout } from './support/checkout.js';
 import { checkoutIn, closingTokens, closingWithLogs, downloadLog, insertOrder, orderDocument, runJob } from './support/closing.js';
 import { validateDsfinvk, type Row, type Validation } from './support/dsfinvk-validator.js';
+import { fiscalReferenceOf, testTse } from './support/fiscal.js';
 import { startTestService } from './support/service.js';
 
 /**
@@ -166,4 +167,31 @@ t.test('the checker finds a tampered export', async (t) => {
   const withoutFile = { ...files };
   delete withoutFile['subitems.csv'];
   t.ok(validateDsfinvk(zipSync(withoutFile), first.closing).problems.some((m) => m.includes('subitems.csv')), 'a missing file');
+});
+
+t.test('orders with fiscal references: their TSE in tse.csv, their signatures and failures in transactions_tse.csv, the failures counted on the closing', async (t) => {
+  const tse = testTse();
+  const at = Math.floor(Date.now() / 1000) - 60;
+  const lines = [{ type: 'default', sku: 'WATER', name: 'Wasser', amount: 1, price: 99, taxRate: '19' }];
+  const seed = async (fiscalReference?: object, state = 'final') => {
+    const o = orderDocument({ shop: 's1', lines, state });
+    if (fiscalReference) o.doc.fiscalReference = fiscalReference;
+    await insertOrder(svc.sql, o);
+    return o.id;
+  };
+  const signed = await seed(fiscalReferenceOf(tse, { transactionNumber: 1, counter: 1, startedAt: at }));
+  const aborted = await seed(fiscalReferenceOf(tse, { transactionNumber: 2, counter: 3, startedAt: at + 1, processData: 'AVBelegabbruch^0.00_0.00_0.00_0.00_0.00^' }), 'userAborted');
+  const failed = await seed(fiscalReferenceOf(tse, { transactionNumber: 3, counter: 5, startedAt: at + 2, outage: 'Zeitüberschreitung' }));
+  const unsigned = await seed();
+  const job = await runJob(svc, tokens, { shopID: 's1', formats: ['dsfinvk_2023_03'] });
+  const { closing, validation } = await exportOf(job.sequenceNumber);
+  t.same(validation.problems, [], 'the checker, TSE tables included, finds nothing');
+  t.equal(closing.tseFailures, 1, 'one order the TSE could not sign');
+  t.same(validation.tables['tse.csv']!.map((r) => [r.TSE_ID, r.TSE_SERIAL, r.TSE_PUBLIC_KEY]), [['1', tse.serialNumber, tse.publicKeyBase64]]);
+  const rows = new Map(validation.tables['transactions_tse.csv']!.map((r) => [r.BON_ID, r]));
+  t.same([...rows.keys()].sort(), [signed, failed, unsigned].sort(), 'a report job lists final orders only, each with its row');
+  t.notOk(rows.has(aborted));
+  t.match(rows.get(signed), { TSE_ID: '1', TSE_TANR: '1', TSE_TA_SIGZ: '2', TSE_TA_FEHLER: '' });
+  t.match(rows.get(failed), { TSE_ID: '1', TSE_TA_SIG: '', TSE_TA_FEHLER: 'TSE-Ausfall: Zeitüberschreitung' });
+  t.match(rows.get(unsigned), { TSE_ID: '', TSE_TA_FEHLER: /^Keine TSE/ });
 });

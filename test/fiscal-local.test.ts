@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import t from 'tap';
 import type { TseProvider } from '../actors/fiscal/provider.js';
-import { fiscalAmount, receiptProcessData } from '../src/domain/fiscal.js';
+import { fiscalAmount, receiptProcessData } from '../src/domain/fiscal/process-data.js';
 import { fiscalJob } from '../subjects/fiscal.js';
 import { finishPayment, p, patchPos, seedCheckout, watchEvents } from './support/checkout.js';
 import { startTestService, TestProject } from './support/service.js';

@@ -12,7 +12,7 @@ import { fulfillmentJobId, fulfillments, type FulfillmentJob } from '../../subje
 import { jobSubject } from '../../subjects/jobs.js';
 import { receiptJob } from '../../subjects/receipts.js';
 import { FiscalizationRequiredMessage, FiscalProcessTypes, fiscalJob, type FiscalJob, type FiscalProvider } from '../../subjects/fiscal.js';
-import { AbortProcessData, grossPerRate, receiptProcessData } from '../../src/domain/fiscal.js';
+import { AbortProcessData, grossPerRate, receiptProcessData } from '../../src/domain/fiscal/process-data.js';
 import { pos } from '../../subjects/pos.js';
 import { decidePosUpdate, posView } from './pos.js';
 import * as db from './sql.js';

@@ -54,8 +54,8 @@ export async function closeShop(sql: Sql, work: ClosingRequestWork, now: () => D
     // A closing covers at least what its batches appended (they ran under this lock before it, with
     // their own cut-offs), so its batch logs are always a prefix of its orders.
     const last = Math.max(await db.rangeEnd(tx, project, shopId, after, request.cutOffAt), Number(sequence.batched_order_sequence_number));
-    const { sum, finalOrders } = await rangeTotals(tx, project, shopId, after, last);
-    const otherOrders = request.includeAllStates ? await db.countNonFinal(tx, project, shopId, after, last) : 0;
+    const { sum, finalOrders, tseFailures } = await rangeTotals(tx, project, shopId, after, last);
+    const other = request.includeAllStates ? await db.countNonFinal(tx, project, shopId, after, last) : { count: 0, tseFailures: 0 };
     const shop = shopRow ? shopOf(shopRow) : ((last > after ? await db.shopOfOrder(tx, project, shopId, last) : undefined) ?? blankShop);
 
     const closing: db.NewClosing = {
@@ -65,7 +65,7 @@ export async function closeShop(sql: Sql, work: ClosingRequestWork, now: () => D
       sequenceNumber: Number(sequence.last_number) + 1,
       firstOrder: after + 1,
       lastOrder: last,
-      orderCount: finalOrders + otherOrders,
+      orderCount: finalOrders + other.count,
       createdAt,
       currency: settings.currency,
       shop,
@@ -73,6 +73,7 @@ export async function closeShop(sql: Sql, work: ClosingRequestWork, now: () => D
       taxRates: sum.taxRates,
       shareByPaymentMethod: sum.shareByPaymentMethod,
       total: sum.total,
+      tseFailures: tseFailures + other.tseFailures,
       company: { companyName: settings.companyName, taxNumber: settings.taxNumber, vatID: settings.vatID, companyAdress: settings.companyAdress },
     };
     const logs = await db.insertClosing(tx, closing);
@@ -139,7 +140,7 @@ async function rangeTotals(tx: TransactionSql, project: string, shopId: string, 
     if (rows.length < IncompletePage) break;
     from = Number(rows.at(-1)!.sequence_number);
   }
-  return { sum: totals.result(), finalOrders: sums.count };
+  return { sum: totals.result(), finalOrders: sums.count, tseFailures: sums.tseFailures };
 }
 
 /** The closing as its `created` event carries it (without its orders). */
@@ -161,6 +162,7 @@ function summaryOf(c: db.NewClosing, logs: Awaited<ReturnType<typeof db.insertCl
     tax_rates: c.taxRates,
     share_by_payment_method: c.shareByPaymentMethod,
     total: String(c.total),
+    tse_failures: c.tseFailures,
     company: c.company,
     origin: c.origin,
     logs,

@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { constants, crc32, deflateRaw } from 'node:zlib';
 import { Zip, ZipDeflate, type ZipInputFile } from 'fflate';
 import { formatLocalDate, localDateOf } from '../../src/domain/closings/schedule.js';
+import { readFiscalReference } from '../../src/domain/fiscal/reference.js';
 import { createAggregatedReceiptsWriter } from '../../src/domain/dsfinvk/aggregated-receipts.js';
 import { createDsfinvkWriter, StreamedTables, type ExportContext, type StreamedTable } from '../../src/domain/dsfinvk/export.js';
 import { DtdFile, GdpduDtd, indexXml } from '../../src/domain/dsfinvk/index-xml.js';
@@ -10,6 +11,7 @@ import type { ExportOrder } from '../../src/domain/dsfinvk/orders.js';
 import { TableOrder, Tables } from '../../src/domain/dsfinvk/tables.js';
 import type { Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
+import { readFiscalization } from '../settings/sql.js';
 import { logPath, type LogFormat } from '../../subjects/closings.js';
 import { createChunkStore, type ChunkStore } from './chunk-store.js';
 import { event } from './close.js';
@@ -127,6 +129,7 @@ function toExportOrder(row: ProjectedOrder): ExportOrder {
     lineItems: (row.line_items ?? []) as ExportOrder['lineItems'],
     price: row.price,
     checkoutDevice: row.checkout_device ?? undefined,
+    fiscalReference: readFiscalReference(row.fiscal_reference),
   };
 }
 
@@ -245,7 +248,9 @@ async function writeDsfinvk(deps: LogWriterDeps, closing: ClosingRow, store: Chu
     deflating = Promise.all(segments);
     for (const [member, segment] of await previous) place(member, segment);
   };
-  const writer = createDsfinvkWriter(ctx, (table, text) => members.get(table)!.pieces.push(text));
+  // The project's choice: a project signing nothing (`none`) has its reason written into the TSE tables.
+  const chosen = await readFiscalization(sql, closing.project);
+  const writer = createDsfinvkWriter(ctx, (table, text) => members.get(table)!.pieces.push(text), chosen && { provider: chosen.provider, ...(chosen.reason ? { reason: chosen.reason } : {}) });
   await store.drain();
   lap('assemble');
   for await (const orders of ordersOf(sql, closing)) {

@@ -24,6 +24,7 @@ export interface ClosingRow {
   tax_rates: string[];
   share_by_payment_method: Array<{ paymentMethod: string; amount: number }>;
   total: string;
+  tse_failures: number;
   company: NewClosing['company'];
   origin: ClosingOrigin;
   logs: Array<{ id: string; format: string; state: 'not_present' | 'present'; kind: 'closing' | 'batch' }>;
@@ -32,7 +33,7 @@ export interface ClosingRow {
 const closingColumns = (db: Db) => db`
   c.project, c.shop_id, c.sequence_number, c.first_order_sequence_number, c.last_order_sequence_number, c.order_count,
   c.include_all_states, c.created_at, c.cut_off_at, c.zone, c.currency, c.shop, c.tax_shares, c.tax_rates,
-  c.share_by_payment_method, c.total, c.company, c.origin,
+  c.share_by_payment_method, c.total, c.tse_failures, c.company, c.origin,
   coalesce((select json_agg(json_build_object('id', l.id, 'format', l.format, 'state', l.state, 'kind', l.kind) order by l.kind desc, l.id)
             from closing_logs l
             where l.project = c.project and l.shop_id = c.shop_id and l.closing_sequence_number = c.sequence_number), '[]') as logs`;
@@ -91,6 +92,7 @@ export interface ProjectedOrder {
   line_items: unknown[] | null;
   price: ClosingOrder['price'];
   checkout_device: { type?: string; externalID?: string } | null;
+  fiscal_reference: unknown;
 }
 
 /**
@@ -102,10 +104,10 @@ export function projectedOrdersPage(db: Db, c: { project: string; shopId: string
   return db<ProjectedOrder[]>`
     select o.sequence_number, x.id, x.state, x."startedAt" as started_at, x."finalizedAt" as finalized_at,
            x."paymentMethod" as payment_method, x."paidAmount" as paid_amount, x."lineItems" as line_items, x.price,
-           x."checkoutDevice" as checkout_device
+           x."checkoutDevice" as checkout_device, x."fiscalReference" as fiscal_reference
     from orders o, json_to_record(o.doc) as x(
       id text, state text, "startedAt" text, "finalizedAt" text, "paymentMethod" text, "paidAmount" numeric, "lineItems" json, price json,
-      "checkoutDevice" json)
+      "checkoutDevice" json, "fiscalReference" json)
     where o.project = ${c.project} and o.shop_id = ${c.shopId} and o.sequence_number > ${c.after} and o.sequence_number <= ${c.last}
       and (${c.includeAllStates} or o.state = 'final')
     order by o.sequence_number limit ${limit}`;

@@ -64,13 +64,20 @@ export async function rangeEnd(db: Db, project: string, shopId: string, after: n
   return Math.max(after, end);
 }
 
+/**
+ * Whether the order document's fiscal reference (`x."fiscalReference"`) records a failure in its
+ * finish log (the last entry): domain/fiscal.ts isTseFailure, in SQL.
+ */
+const tseFailed = (db: Db) => db`coalesce(x."fiscalReference" -> 'logs' -> -1 ->> 'error', '') <> ''`;
+
 /** The members of the range's final orders a closing sums, each document parsed once (no jsonb is built). */
 function finalOrderFigures(db: Db, project: string, shopId: string, after: number, last: number) {
   return db`
     select o.sequence_number, x."paidAmount" as paid, x."paymentMethod" as method, x.price, x."lineItems" as line_items,
       x.price -> 'taxPre' is not null and json_typeof(x.price -> 'taxPre') = 'object' and x.price -> 'tax' is not null
-      and (select coalesce(sum(t.value::numeric), 0) from json_each_text(x.price -> 'taxPre') t) = (x.price ->> 'price')::numeric as complete
-    from orders o, json_to_record(o.doc) as x("paidAmount" numeric, "paymentMethod" text, price json, "lineItems" json)
+      and (select coalesce(sum(t.value::numeric), 0) from json_each_text(x.price -> 'taxPre') t) = (x.price ->> 'price')::numeric as complete,
+      ${tseFailed(db)} as tse_failed
+    from orders o, json_to_record(o.doc) as x("paidAmount" numeric, "paymentMethod" text, price json, "lineItems" json, "fiscalReference" json)
     where o.project = ${project} and o.shop_id = ${shopId} and o.sequence_number > ${after} and o.sequence_number <= ${last}
       and o.state = 'final'`;
 }
@@ -81,6 +88,8 @@ export interface RangeSums {
   payments: Array<{ paymentMethod: string; amount: number }>;
   /** How many orders the sums leave out (incompleteOrders reads them). */
   incomplete: number;
+  /** How many of the final orders the TSE could not sign. */
+  tseFailures: number;
 }
 
 /**
@@ -90,7 +99,7 @@ export interface RangeSums {
  * read them (incompleteOrders) and work them out one by one.
  */
 export async function completeSums(db: Db, project: string, shopId: string, after: number, last: number): Promise<RangeSums> {
-  const [row] = await db<Array<{ count: number; rates: RangeSums['rates'] | null; payments: RangeSums['payments'] | null; incomplete: number }>>`
+  const [row] = await db<Array<{ count: number; rates: RangeSums['rates'] | null; payments: RangeSums['payments'] | null; incomplete: number; tse_failures: number }>>`
     with o as materialized (${finalOrderFigures(db, project, shopId, after, last)}),
     complete as (select * from o where complete)
     select
@@ -102,8 +111,9 @@ export async function completeSums(db: Db, project: string, shopId: string, afte
         from complete c, json_each_text(c.price -> 'taxPre') p group by p.key) r) as rates,
       (select json_agg(json_build_object('paymentMethod', method, 'amount', amount)) from (
         select method, sum(paid)::float8 as amount from complete group by method) m) as payments,
-      (select count(*)::int from o where not complete) as incomplete`;
-  return { count: row!.count, rates: row!.rates ?? [], payments: row!.payments ?? [], incomplete: row!.incomplete };
+      (select count(*)::int from o where not complete) as incomplete,
+      (select count(*)::int from o where tse_failed) as tse_failures`;
+  return { count: row!.count, rates: row!.rates ?? [], payments: row!.payments ?? [], incomplete: row!.incomplete, tseFailures: row!.tse_failures };
 }
 
 /** A page of the range's final orders that completeSums left out, after `after`, by sequence number. */
@@ -113,12 +123,13 @@ export function incompleteOrders(db: Db, project: string, shopId: string, after:
     where not complete order by sequence_number limit ${limit}`;
 }
 
-/** How many orders of the range are of a state other than final. */
-export async function countNonFinal(db: Db, project: string, shopId: string, after: number, last: number): Promise<number> {
-  const [row] = await db<{ n: number }[]>`
-    select count(*)::int as n from orders
-    where project = ${project} and shop_id = ${shopId} and sequence_number > ${after} and sequence_number <= ${last} and state <> 'final'`;
-  return row!.n;
+/** How many orders of the range are of a state other than final, and how many of them the TSE could not sign. */
+export async function countNonFinal(db: Db, project: string, shopId: string, after: number, last: number): Promise<{ count: number; tseFailures: number }> {
+  const [row] = await db<{ n: number; failures: number }[]>`
+    select count(*)::int as n, (count(*) filter (where ${tseFailed(db)}))::int as failures
+    from orders o, json_to_record(o.doc) as x("fiscalReference" json)
+    where o.project = ${project} and o.shop_id = ${shopId} and o.sequence_number > ${after} and o.sequence_number <= ${last} and o.state <> 'final'`;
+  return { count: row!.n, tseFailures: row!.failures };
 }
 
 export interface NewClosing {
@@ -138,6 +149,8 @@ export interface NewClosing {
   taxRates: string[];
   shareByPaymentMethod: Array<{ paymentMethod: string; amount: number }>;
   total: number;
+  /** Orders it lists whose finish log records a TSE failure. */
+  tseFailures: number;
   company: { companyName: string; taxNumber: string; vatID: string; companyAdress: CompanyAddress };
   origin: ClosingOrigin;
   triggerKey: string | null;
@@ -153,11 +166,11 @@ export async function insertClosing(tx: TransactionSql, c: NewClosing): Promise<
     insert into closings (
       project, shop_id, sequence_number, first_order_sequence_number, last_order_sequence_number, order_count,
       include_all_states, created_at, cut_off_at, zone, currency, shop, tax_shares, tax_rates, share_by_payment_method, total,
-      company, origin, trigger_key, job_id
+      tse_failures, company, origin, trigger_key, job_id
     ) values (
       ${c.project}, ${c.shopId}, ${c.sequenceNumber}, ${c.firstOrder}, ${c.lastOrder}, ${c.orderCount},
       ${c.includeAllStates}, ${c.createdAt}, ${c.cutOffAt}, ${c.zone}, ${c.currency}, ${json(c.shop)}::text::jsonb, ${json(c.taxShares)}::text::jsonb,
-      ${c.taxRates}, ${json(c.shareByPaymentMethod)}::text::jsonb, ${c.total}, ${json(c.company)}::text::jsonb, ${json(c.origin)}::text::jsonb,
+      ${c.taxRates}, ${json(c.shareByPaymentMethod)}::text::jsonb, ${c.total}, ${c.tseFailures}, ${json(c.company)}::text::jsonb, ${json(c.origin)}::text::jsonb,
       ${c.triggerKey}, ${c.jobId}
     )`;
   await tx`

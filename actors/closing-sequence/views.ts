@@ -23,6 +23,7 @@ export function toSummary(row: ClosingRow): ClosingSummary {
     taxShares: row.tax_shares,
     shareByPaymentMethod: row.share_by_payment_method,
     total: Number(row.total),
+    tseFailures: row.tse_failures,
     taxNumber: row.company.taxNumber,
     vatID: row.company.vatID,
     companyName: row.company.companyName,

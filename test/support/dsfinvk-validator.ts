@@ -10,8 +10,8 @@ export { cents, units, type ClosingTotals, type Row };
  * definitions: the zip holds index.xml, its DTD and the 20 declared files; index.xml declares each
  * table as the standard names it; every file has exactly its declared header, field count, text
  * lengths and number formats; the keys hold; and the sums between the modules agree with each
- * other and with the closing's own totals (dsfinvk-sums.ts). Answers the problems found (none for a
- * good export) and the parsed tables.
+ * other and with the closing's own totals (dsfinvk-sums.ts); and the TSE tables hold together
+ * (checkTse). Answers the problems found (none for a good export) and the parsed tables.
  */
 
 /** The standard's files and table names (reference: "Files"), and how many columns each has. */
@@ -274,6 +274,75 @@ export function validateDsfinvk(zip: Uint8Array, closing: ClosingTotals): Valida
   for (const line of r('lines_vat.csv')) if (!positions.has(`${line.BON_ID}|${line.POS_ZEILE}`)) problems.push(`lines_vat.csv: position ${line.BON_ID}/${line.POS_ZEILE} is not in lines.csv`);
   for (const p of r('datapayment.csv')) if (!PaymentTypes.has(p.ZAHLART_TYP!)) problems.push(`ZAHLART_TYP ${p.ZAHLART_TYP}`);
 
+  checkTse(rows, problems);
   checkSums(rows, closing, problems);
   return { problems, tables: rows, files: names };
+}
+
+/** BSI TR-03151's log time formats, as tse.csv names them. */
+const TseTimeFormats = new Set(['unixTime', 'utcTime', 'utcTimeWithSeconds', 'generalizedTime', 'generalizedTimeWithMilliseconds']);
+const Base64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/**
+ * The TSE tables: tse.csv lists each TSE once (TSE_ID its key) with what a checker needs to verify
+ * its signatures; transactions_tse.csv has exactly one record per Bonkopf, whose TSE_ID is in
+ * tse.csv, with the finish's signature data, or else a TSE_TA_FEHLER saying why there is none;
+ * per TSE, transaction numbers and signature counters are never used twice.
+ */
+export function checkTse(rows: Record<string, Row[]>, problems: string[]): void {
+  const devices = new Map<string, Row>();
+  for (const d of rows['tse.csv'] ?? []) {
+    const at = `tse.csv TSE_ID ${d.TSE_ID}`;
+    if (!/^\d+$/.test(d.TSE_ID ?? '')) problems.push(`${at}: TSE_ID is no integer`);
+    if (devices.has(d.TSE_ID!)) problems.push(`${at}: TSE_ID is not unique`);
+    devices.set(d.TSE_ID!, d);
+    if (!d.TSE_SERIAL) problems.push(`${at}: no TSE_SERIAL`);
+    if (!d.TSE_SIG_ALGO) problems.push(`${at}: no TSE_SIG_ALGO`);
+    if (!TseTimeFormats.has(d.TSE_ZEITFORMAT!)) problems.push(`${at}: TSE_ZEITFORMAT ${d.TSE_ZEITFORMAT}`);
+    if (!['UTF-8', 'ASCII'].includes(d.TSE_PD_ENCODING!)) problems.push(`${at}: TSE_PD_ENCODING ${d.TSE_PD_ENCODING}`);
+    if (!Base64.test(d.TSE_PUBLIC_KEY ?? '')) problems.push(`${at}: TSE_PUBLIC_KEY is no base64`);
+    if (!d.TSE_ZERTIFIKAT_I) problems.push(`${at}: no TSE_ZERTIFIKAT_I`);
+    if (d.TSE_ZERTIFIKAT_II && [...(d.TSE_ZERTIFIKAT_I ?? '')].length !== 1000) problems.push(`${at}: TSE_ZERTIFIKAT_II continues a TSE_ZERTIFIKAT_I that is not full`);
+  }
+  const serials = new Set<string>();
+  for (const d of devices.values()) {
+    if (serials.has(d.TSE_SERIAL!)) problems.push(`tse.csv: TSE_SERIAL ${d.TSE_SERIAL} listed twice`);
+    serials.add(d.TSE_SERIAL!);
+  }
+
+  const perBon = new Map<string, number>();
+  for (const r of rows['transactions_tse.csv'] ?? []) perBon.set(r.BON_ID!, (perBon.get(r.BON_ID!) ?? 0) + 1);
+  for (const t of rows['transactions.csv'] ?? []) {
+    const n = perBon.get(t.BON_ID!) ?? 0;
+    if (n !== 1) problems.push(`BON_ID ${t.BON_ID}: ${n} records in transactions_tse.csv, one expected`);
+  }
+
+  const used = new Set<string>();
+  const seen = new Set<string>();
+  for (const r of rows['transactions_tse.csv'] ?? []) {
+    const at = `transactions_tse.csv BON_ID ${r.BON_ID}`;
+    if (!r.TSE_ID) {
+      if (!r.TSE_TA_FEHLER) problems.push(`${at}: neither a TSE nor a TSE_TA_FEHLER saying why not`);
+      if (r.TSE_TA_SIG || r.TSE_TA_SIGZ || r.TSE_TANR) problems.push(`${at}: signature data without a TSE`);
+      continue;
+    }
+    if (!devices.has(r.TSE_ID)) problems.push(`${at}: TSE_ID ${r.TSE_ID} is not in tse.csv`);
+    used.add(r.TSE_ID);
+    if (r.TSE_TA_START && !IsoTime.test(r.TSE_TA_START)) problems.push(`${at}: TSE_TA_START ${r.TSE_TA_START} is no ISO 8601 time`);
+    if (r.TSE_TA_ENDE && !IsoTime.test(r.TSE_TA_ENDE)) problems.push(`${at}: TSE_TA_ENDE ${r.TSE_TA_ENDE} is no ISO 8601 time`);
+    if (r.TSE_TA_FEHLER) {
+      if (r.TSE_TA_SIG) problems.push(`${at}: a signature beside a TSE failure`);
+    } else {
+      for (const c of ['TSE_TANR', 'TSE_TA_START', 'TSE_TA_ENDE', 'TSE_TA_VORGANGSART', 'TSE_TA_SIGZ', 'TSE_TA_SIG'] as const) if (!r[c]) problems.push(`${at}: no ${c}`);
+      if (r.TSE_TA_SIG && !Base64.test(r.TSE_TA_SIG)) problems.push(`${at}: TSE_TA_SIG is no base64`);
+      if (r.TSE_TA_START && r.TSE_TA_ENDE && Date.parse(r.TSE_TA_START) > Date.parse(r.TSE_TA_ENDE)) problems.push(`${at}: the transaction ends before it starts`);
+    }
+    for (const [c, what] of [['TSE_TANR', 'transaction number'], ['TSE_TA_SIGZ', 'signature counter']] as const) {
+      if (!r[c]) continue;
+      const k = `${c}|${r.TSE_ID}|${r[c]}`;
+      if (seen.has(k)) problems.push(`${at}: ${what} ${r[c]} of TSE ${r.TSE_ID} used twice`);
+      seen.add(k);
+    }
+  }
+  for (const id of devices.keys()) if (!used.has(id)) problems.push(`tse.csv: TSE_ID ${id} signed no Beleg of the closing`);
 }

@@ -4,6 +4,9 @@ import { AlwaysListedVatKeys, countryCodeOf, paymentTypeOf, StandardVatKeys, vat
 import { headerOf, idOf, rowWriter, type Value } from './csv.js';
 import { positionsOf, type ExportOrder } from './orders.js';
 import { Tables, TaxonomyVersion, type TableKey } from './tables.js';
+import { createTseRows, type Fiscalization } from './tse.js';
+
+export type { Fiscalization } from './tse.js';
 
 /**
  * The DSFinV-K 2.3 export of one closing, written order by order (pure: text in, text out).
@@ -12,7 +15,8 @@ import { Tables, TaxonomyVersion, type TableKey } from './tables.js';
  * Kassenabschluss (Z_NR its sequence number); each order a Beleg (BON_ID its id, BON_NR its
  * sequence number). The per-order tables are streamed: `addOrder` hands their rows to the sink as
  * it goes, so no closing is ever held whole; `finish` answers the other tables, whose sums it kept
- * on the way. There is no TSE (see transactions_tse).
+ * on the way. Each Beleg has its row in transactions_tse, and each TSE that signed one its row in
+ * tse (tse.ts).
  */
 
 /** The tables written order by order; the writer's caller streams each into its own member of the zip. */
@@ -52,7 +56,6 @@ export interface DsfinvkWriter {
 
 /** Operator of a self-checkout: no person runs it, yet BEDIENER_ID must be filled. */
 const Operator = { id: 'SCO', name: 'Selbstbedienung' };
-const NoTse = 'Keine TSE im Einsatz: Selbstbedienungskasse (Self-Checkout) ohne technische Sicherheitseinrichtung';
 
 /** ISO 8601 with the zone's offset, without fractions: `2026-11-22T18:00:01+01:00`. */
 export function isoInZone(instant: Date, zone: string): string {
@@ -89,7 +92,7 @@ const MoneyColumns = [
   'BON_BRUTTO', 'BON_NETTO', 'BON_UST', 'ZAHLWAEH_BETRAG', 'BASISWAEH_BETRAG', 'POS_BRUTTO', 'POS_NETTO', 'POS_UST',
 ];
 
-export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTable, text: string) => void): DsfinvkWriter {
+export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTable, text: string) => void, fiscalization?: Fiscalization): DsfinvkWriter {
   const kasse = idOf(ctx.shopId, 50);
   const created = isoInZone(ctx.createdAt, ctx.zone);
   const key: Value[] = [kasse, created, ctx.closingNumber];
@@ -99,6 +102,7 @@ export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTa
   for (const name of MoneyColumns) scales[name] = digits;
   const zoned = createZonedFormat(ctx.zone);
   const time = (iso: string) => zoned(Date.parse(iso));
+  const tse = createTseRows(fiscalization);
 
   const usedVatKeys = new Map<number, VatKey>();
   const businessCases = new Map<string, { type: string; vatKey: number; gross: number; net: number; tax: number }>();
@@ -125,7 +129,7 @@ export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTa
         bonId, order.sequenceNumber, final ? 'Beleg' : 'AVBelegabbruch', '', terminal, '0', time(order.startedAt), time(order.finalizedAt),
         Operator.id, Operator.name, paid, '', '', '', '', '', '', '', '', '',
       ]);
-      row('transactionsTse', [bonId, null, null, '', '', 'Kassenbeleg-V1', null, '', NoTse, '']);
+      row('transactionsTse', [bonId, ...tse.transaction(order.fiscalReference)]);
       if (!final) return;
 
       const { vat, positions } = positionsOf(order, ctx.currency);
@@ -173,7 +177,7 @@ export function createDsfinvkWriter(ctx: ExportContext, sink: (table: StreamedTa
       table('cashregister', [[ctx.software.brand, 'Self-Checkout', kasse, ctx.software.brand, ctx.software.version, ctx.currency, '0']]);
       table('slaves', [...terminals].sort().map((id) => [id, '', 'PoS', id, '', '']));
       table('pa', []);
-      table('tse', []);
+      table('tse', tse.devices());
       const vatKeys = new Map<number, VatKey>(StandardVatKeys.filter((k) => AlwaysListedVatKeys.includes(k.key)).map((k) => [k.key, k]));
       for (const [k, v] of usedVatKeys) vatKeys.set(k, v);
       table('vat', [...vatKeys.values()].sort((a, b) => a.key - b.key).map((k) => [k.key, Math.round(k.rate * 100), k.description]));

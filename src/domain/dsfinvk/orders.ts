@@ -1,4 +1,5 @@
 import { minorUnitDigits } from '../../../subjects/formats/money.js';
+import type { FiscalReference } from '../../../subjects/fiscal.js';
 import { divideRounded } from '../money.js';
 import { includedTax, isDecimalRate, orderRates, type RateFigures } from '../closings/order-rates.js';
 import type { ClosingOrder } from '../closings/totals.js';
@@ -35,6 +36,8 @@ export interface ExportOrder extends ClosingOrder {
   finalizedAt: string;
   checkoutDevice?: { type?: string; externalID?: string };
   lineItems?: readonly ExportLine[];
+  /** What the TSE signed (transactions_tse.csv, tse.csv); absent without a TSE. */
+  fiscalReference?: FiscalReference;
 }
 
 export interface Position {

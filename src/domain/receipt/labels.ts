@@ -31,6 +31,19 @@ export interface ReceiptLabels {
   pieces: string;
   orderId: string;
   thanks: string;
+  /** The TSE block (KassenSichV): its heading and the names of what the TSE signed. */
+  tse: {
+    heading: string;
+    serial: string;
+    transaction: string;
+    counter: string;
+    start: string;
+    end: string;
+    algorithm: string;
+    signature: string;
+    /** Printed instead of the signature data when the TSE could not sign. */
+    outage: string;
+  };
   paymentMethods: Readonly<Record<string, string>>;
 }
 
@@ -74,6 +87,17 @@ const de: ReceiptLabels = {
   pieces: 'Stk.',
   orderId: 'Beleg-ID',
   thanks: 'Vielen Dank für Ihren Einkauf!',
+  tse: {
+    heading: 'TSE-Daten',
+    serial: 'TSE-Seriennummer',
+    transaction: 'TSE-Transaktion',
+    counter: 'TSE-Signaturzähler',
+    start: 'TSE-Start',
+    end: 'TSE-Ende',
+    algorithm: 'TSE-Signaturalgorithmus',
+    signature: 'TSE-Signatur',
+    outage: 'TSE-Ausfall',
+  },
   paymentMethods: { ...methodNames, cash: 'Bar', deDirectDebit: 'SEPA-Lastschrift', externalBilling: 'Rechnung', gatekeeperTerminal: 'Kartenzahlung', customerCardPOS: 'Kundenkarte' },
 };
 
@@ -104,6 +128,18 @@ const en: ReceiptLabels = {
   pieces: 'pcs',
   orderId: 'Order ID',
   thanks: 'Thank you for shopping with us!',
+  // The German terms stay beside the English ones: a tax auditor reads them on every receipt.
+  tse: {
+    heading: 'TSE data (security device)',
+    serial: 'TSE serial number',
+    transaction: 'TSE transaction',
+    counter: 'TSE signature counter',
+    start: 'TSE start',
+    end: 'TSE end',
+    algorithm: 'TSE signature algorithm',
+    signature: 'TSE signature',
+    outage: 'TSE-Ausfall (security device outage)',
+  },
   paymentMethods: { ...methodNames, cash: 'Cash', deDirectDebit: 'SEPA direct debit', externalBilling: 'Invoice', gatekeeperTerminal: 'Card payment', customerCardPOS: 'Customer card' },
 };
 

@@ -1,4 +1,5 @@
 import { orderRates } from '../closings/order-rates.js';
+import { dfkaQrCode, dfkaTime, fiscalTransaction, outageReason } from '../fiscal/reference.js';
 import { maskNumber, parseReportedTime, receiptFormat, type ReceiptFormat } from './format.js';
 import { labelsFor, type ReceiptLabels } from './labels.js';
 import type { ReceiptLineItem, ReceiptOrder, ReceiptSettings } from './source.js';
@@ -19,6 +20,8 @@ export interface ReceiptLayout {
   total: { label: string; amount: string };
   payment: Array<[string, string]>;
   taxTable: { head: [string, string, string, string]; rows: Array<[string, string, string, string]>; sum: [string, string, string, string] };
+  /** The TSE block (KassenSichV), printed after the tax table; absent for an order without a TSE. */
+  tse?: ReceiptTse;
   footer: string[];
   /** Encoded in the QR code: the order id. */
   qr: string;
@@ -28,6 +31,20 @@ export interface ReceiptLayout {
   /** The document's language (BCP 47), for screen readers. */
   language: string;
   createdAt: Date;
+}
+
+/**
+ * What the TSE signed, as German receipts print it. Built once per receipt: the PDF writer only
+ * wraps the long values and draws the QR code from `qr`.
+ */
+export interface ReceiptTse {
+  heading: string;
+  /** In print order; a `long` value (serial number, signature) goes on rows of its own under its label, wrapped. */
+  rows: Array<{ label: string; value: string; long: boolean }>;
+  /** The DFKA QR code's content; absent on an outage. */
+  qr?: string;
+  /** Set when the TSE could not sign: the heading to print plainly and the reason. */
+  outage?: { label: string; reason: string };
 }
 
 export type LineKind = 'item' | 'deposit' | 'discount' | 'coupon';
@@ -91,6 +108,7 @@ export function receiptLayout(order: ReceiptOrder, settings: ReceiptSettings, op
       rows: taxes.map((t, i) => [`${taxMark(i)} ${t.rate === '' ? labels.taxTable.noRate : format.rate(t.rate)}`, format.money(t.net), format.money(t.tax), format.money(t.gross)]),
       sum: [labels.taxTable.sum, format.money(sums.net), format.money(sums.tax), format.money(sums.gross)],
     },
+    ...(order.fiscalReference ? { tse: tseBlock(order.fiscalReference, labels) } : {}),
     footer: [labels.thanks],
     qr: order.id,
     qrCaption: `${labels.orderId} ${order.id}`,
@@ -201,6 +219,29 @@ function paymentRows(order: ReceiptOrder, labels: ReceiptLabels, format: Receipt
   const time = reported ? parseReportedTime(reported) : undefined;
   if (time) rows.push([labels.transactionTime, format.dateTime(time)]);
   return rows;
+}
+
+function tseBlock(reference: NonNullable<ReceiptOrder['fiscalReference']>, labels: ReceiptLabels): ReceiptTse {
+  const tx = fiscalTransaction(reference);
+  const tse = labels.tse;
+  const serial = { label: tse.serial, value: reference.securityDeviceModule.serialNumber, long: true };
+  if (tx.outage) {
+    // No signature data: the receipt says plainly that the TSE failed (the sale stands, § 146a AO).
+    return { heading: tse.heading, rows: [serial], outage: { label: tse.outage, reason: outageReason(tx.outage) } };
+  }
+  return {
+    heading: tse.heading,
+    rows: [
+      serial,
+      { label: tse.transaction, value: String(reference.transactionNumber), long: false },
+      { label: tse.counter, value: String(tx.finish.counter), long: false },
+      { label: tse.start, value: dfkaTime(tx.startedAt, tx.start.timestamp), long: false },
+      { label: tse.end, value: dfkaTime(tx.finishedAt, tx.finish.timestamp), long: false },
+      { label: tse.algorithm, value: reference.securityDeviceModule.signatureAlgorithm, long: false },
+      { label: tse.signature, value: tx.finish.signature ?? '', long: true },
+    ],
+    qr: dfkaQrCode(tx),
+  };
 }
 
 function joined(...parts: string[]): string {

@@ -1,13 +1,13 @@
 import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
 import type { Font } from 'fontkit';
-import type { ReceiptLayout, ReceiptLine } from './layout.js';
+import type { ReceiptLayout, ReceiptLine, ReceiptTse } from './layout.js';
 
 /**
  * Draws a receipt layout as a PDF: an 80 mm wide strip, one page as long as the receipt (the
  * longest ones continue on further pages of at most MaxPageHeight). Text is set in an embedded
- * TrueType font (subset to the glyphs used) that covers €, umlauts and ß; the order id is a QR
- * code drawn as vector rectangles. The document is a stream (pdfkit): written while it is read.
+ * TrueType font (subset to the glyphs used) that covers €, umlauts and ß; the TSE's DFKA code and
+ * the order id are QR codes drawn as vector rectangles. The document is a stream (pdfkit): written while it is read.
  */
 export interface ReceiptFonts {
   /**
@@ -32,6 +32,7 @@ const NameRows = 3;
 const BoldStroke = 0.045; // stroke width of bold rows, per point of font size
 const QrModule = 2.6;
 const QrQuiet = 2; // modules of white around the code; the page's margin adds to it
+const utf8 = new TextEncoder();
 
 interface Block {
   height: number;
@@ -90,6 +91,7 @@ function plan(layout: ReceiptLayout, fonts: ReceiptFonts): Block[] {
   for (const row of layout.taxTable.rows) blocks.push(columns(row, 'regular'));
   blocks.push(columns(layout.taxTable.sum, 'bold'));
   blocks.push(rule());
+  if (layout.tse) blocks.push(...tseBlocks(layout.tse, fonts.regular), rule());
   for (const row of layout.footer) blocks.push(centered(row, 'regular', Body));
   blocks.push(gap(6), qrCode(layout.qr), centered(layout.qrCaption, 'regular', Small));
   return blocks;
@@ -175,6 +177,54 @@ function advance(font: Font, size: number, text: string): number {
   return (units * size * 1.02) / font.unitsPerEm;
 }
 
+/**
+ * The TSE block: short values as label and value rows, long ones (serial number, signature: no
+ * spaces to break at) under their label, cut into rows of the receipt's width; then the DFKA QR
+ * code. On an outage, "TSE-Ausfall" in bold and the reason instead of the signature data.
+ */
+function tseBlocks(tse: ReceiptTse, font: Font): Block[] {
+  const blocks: Block[] = [centered(tse.heading, 'bold', Body), gap(2)];
+  if (tse.outage) {
+    blocks.push(centered(tse.outage.label, 'bold', Large));
+    for (const row of wrap(font, Small.size, tse.outage.reason, ContentWidth, 4)) blocks.push(centered(row, 'regular', Small));
+    blocks.push(gap(2));
+  }
+  for (const row of tse.rows) {
+    if (!row.long) {
+      blocks.push(pair(row.label, row.value, 'regular', Small));
+      continue;
+    }
+    blocks.push(text(row.label, 'regular', Small, 0));
+    for (const part of wrapCharacters(font, Small.size, row.value, ContentWidth - 8)) blocks.push(text(part, 'regular', Small, 8));
+  }
+  if (tse.qr) blocks.push(gap(4), qrCode(tse.qr, true));
+  return blocks;
+}
+
+function text(row: string, weight: Weight, size: Size, indent: number): Block {
+  return { height: size.lead, draw: (doc, y) => put(doc, row, weight, size, Margin + indent, y, ContentWidth - indent, 'left') };
+}
+
+/** A value without spaces (base64, hex) in rows of at most `width` points, cut between any two characters. */
+function wrapCharacters(font: Font, size: number, value: string, width: number): string[] {
+  const rows: string[] = [];
+  let row = '';
+  let used = 0;
+  // Character by character, summing advances: one glyph lookup each, not one per row and character.
+  for (const c of value) {
+    const w = advance(font, size, c);
+    if (row && used + w > width) {
+      rows.push(row);
+      row = '';
+      used = 0;
+    }
+    row += c;
+    used += w;
+  }
+  if (row || !rows.length) rows.push(row);
+  return rows;
+}
+
 /** The tax table's four columns: the rate, then net, tax and gross right-aligned. */
 function columns(cells: readonly [string, string, string, string], weight: Weight): Block {
   const first = 46;
@@ -188,14 +238,22 @@ function columns(cells: readonly [string, string, string, string], weight: Weigh
   };
 }
 
-function qrCode(content: string): Block {
-  const modules = QRCode.create(content, { errorCorrectionLevel: 'M' }).modules;
-  const side = (modules.size + 2 * QrQuiet) * QrModule;
+/**
+ * `byteMode`: the content as one byte segment. The DFKA code's 300 and more characters mix digits,
+ * letters and base64; the library's search for the shortest mix of segment modes took most of
+ * the time the code cost (milliseconds per receipt), for a code one version smaller at best.
+ */
+function qrCode(content: string, byteMode = false): Block {
+  const modules = QRCode.create(byteMode ? [{ data: utf8.encode(content), mode: 'byte' }] : content, { errorCorrectionLevel: 'M' }).modules;
+  // A long code (the DFKA one grows with its process data) gets smaller modules rather than less
+  // than the standard's four modules of white beside it on the strip.
+  const unit = Math.min(QrModule, Width / (modules.size + 8));
+  const side = (modules.size + 2 * QrQuiet) * unit;
   return {
     height: side,
     draw(doc, y) {
-      const x0 = (Width - modules.size * QrModule) / 2;
-      const y0 = y + QrQuiet * QrModule;
+      const x0 = (Width - modules.size * unit) / 2;
+      const y0 = y + QrQuiet * unit;
       // One rectangle per horizontal run of dark modules: a third of the path operators of one per module.
       for (let row = 0; row < modules.size; row++) {
         let start = -1;
@@ -203,7 +261,7 @@ function qrCode(content: string): Block {
           const dark = col < modules.size && modules.get(row, col);
           if (dark && start < 0) start = col;
           if (!dark && start >= 0) {
-            doc.rect(x0 + start * QrModule, y0 + row * QrModule, (col - start) * QrModule, QrModule);
+            doc.rect(x0 + start * unit, y0 + row * unit, (col - start) * unit, unit);
             start = -1;
           }
         }

@@ -1,3 +1,6 @@
+import type { FiscalReference } from '../../../subjects/fiscal.js';
+import { readFiscalReference } from '../fiscal/reference.js';
+
 /**
  * What a receipt reads from a stored order document. Lenient on purpose: a PoS may have finished
  * the order with an incomplete pricing (the spec allows it), and coupons and promotions add line
@@ -59,6 +62,8 @@ export interface ReceiptOrder {
   currency: string;
   lineItems: ReceiptLineItem[];
   price: { price: number; tax?: Record<string, number>; taxNet?: Record<string, number>; taxPre?: Record<string, number> };
+  /** What the TSE signed; absent when the project fiscalizes with provider `none`. */
+  fiscalReference?: FiscalReference;
 }
 
 function readReceiptLineItem(value: unknown): ReceiptLineItem {
@@ -92,6 +97,7 @@ export function readReceiptOrder(doc: unknown): ReceiptOrder {
   const shop = record(o.shop);
   const price = record(o.price);
   const currency = text(o.currency);
+  const fiscalReference = readFiscalReference(o.fiscalReference);
   return {
     id: text(o.id),
     sequenceNumber: int(o.sequenceNumber),
@@ -106,6 +112,7 @@ export function readReceiptOrder(doc: unknown): ReceiptOrder {
     currency: /^[A-Z]{3}$/.test(currency) ? currency : '',
     lineItems: list(o.lineItems).map(readReceiptLineItem),
     price: { price: int(price.price), tax: perRate(price.tax), taxNet: perRate(price.taxNet), taxPre: perRate(price.taxPre) },
+    ...(fiscalReference ? { fiscalReference } : {}),
   };
 }
 
