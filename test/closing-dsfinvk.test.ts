@@ -22,6 +22,9 @@ await svc.request('PUT', `${p}/settings`, {
     currency: 'EUR', taxRates: { normal: '19', reduced: '7' }, paymentMethods: ['cash', 'girocard', 'creditCardVisa'],
     companyName: 'Acme Lebensmittel GmbH & Co. KG', taxNumber: '12/345/67890', vatID: 'DE123456789',
     companyAdress: { street: 'Hauptstraße 1', zip: '10115', city: 'Berlin', country: 'DE' },
+    // The sales over HTTP are not signed: what an export without a TSE says (the orders inserted
+    // with fiscal references below show the TSE tables filled).
+    fiscalization: { provider: 'none', reason: 'Testkasse ohne TSE' },
   },
 });
 const ndjson = (items: object[]) => ({ raw: items.map((i) => JSON.stringify(i)).join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
@@ -135,6 +138,7 @@ t.test('the register is the shop, with the company data of the settings and no T
   const tse = tables['transactions_tse.csv']!;
   t.equal(tse.length, 7, 'one record per Beleg');
   t.ok(tse.every((r: Row) => r.TSE_ID === '' && r.TSE_TA_SIG === '' && r.TSE_TA_FEHLER!.startsWith('Keine TSE')), 'no signature; the failure column says why');
+  t.ok(tse.every((r: Row) => r.TSE_TA_FEHLER!.includes('Testkasse ohne TSE')), "with the reason the project gave for signing nothing");
 });
 
 t.test('the next closing is the next Z_NR of the same register, and passes the checks too', async (t) => {
