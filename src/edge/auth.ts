@@ -56,7 +56,8 @@ export function registerAuth(app: FastifyInstance, verifier: TokenVerifier, chec
 const isAuthFailure = (err: unknown) => err instanceof AppError && err.status === 403;
 
 async function tokenPrincipal(request: FastifyRequest, reply: FastifyReply, header: string, verifier: TokenVerifier, throttle: AuthThrottle): Promise<Principal> {
-  await throttle.check(request, reply, undefined);
+  // Sign-ins are checked against the failure counts only while some are counted (no await otherwise).
+  if (!throttle.quiet()) await throttle.check(request, reply, undefined);
   if (!/^bearer /i.test(header)) throw AppError.forbidden('a bearer token is required (Authorization: Bearer, or Client-Token)');
   const token = header.slice(7).trim();
   let principal: Principal;
@@ -67,7 +68,7 @@ async function tokenPrincipal(request: FastifyRequest, reply: FastifyReply, head
     throw err;
   }
   // A token sub blocked by failures through other addresses or edges is refused even when it verifies.
-  if (principal.sub) await throttle.check(request, reply, `sub:${principal.sub}`);
+  if (principal.sub && !throttle.quiet()) await throttle.check(request, reply, `sub:${principal.sub}`);
   const { project } = request.params as { project?: string };
   if (principal.project !== project) throw AppError.forbidden(`the token is not valid for project ${project}`);
   return principal;
@@ -81,7 +82,7 @@ async function posPrincipal(request: FastifyRequest, reply: FastifyReply, header
   const user = colon < 0 ? decoded : decoded.slice(0, colon);
   const credential = `basic:${project}:${user}`;
   // Before the worker is asked: a blocked credential costs no scrypt hash.
-  await throttle.check(request, reply, credential);
+  if (!throttle.quiet()) await throttle.check(request, reply, credential);
   try {
     if (colon < 0) throw AppError.forbidden('invalid PoS credentials');
     return await check(project, user, decoded.slice(colon + 1));

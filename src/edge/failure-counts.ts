@@ -24,6 +24,8 @@ export interface FailureCounts {
   incr(key: string, cb: Callback, timeWindow: number, max: number): void;
   read(key: string, cb: Callback, timeWindow: number, max: number): void;
   child(): FailureCounts;
+  /** No failure is counted in any live window: nobody is blocked, and a sign-in need not ask. */
+  none(): boolean;
   stop(): Promise<void>;
 }
 
@@ -115,6 +117,8 @@ export async function createFailureCounts(options: { windowMs: number; nc?: Nats
     },
     // Every limiter made with this store counts in the same windows (its keys carry their kind).
     child: () => counts,
+    // Windows past their end are swept once per window: until then they count as some.
+    none: () => windows.size === 0,
     async stop() {
       clearInterval(sweep);
       watch?.stop();

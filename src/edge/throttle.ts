@@ -18,6 +18,8 @@ import type { FailureCounts } from './failure-counts.js';
  *   after authentication, counting in this process's memory, with its X-RateLimit-* headers.
  */
 export interface AuthThrottle {
+  /** No failed sign-in is counted anywhere: nothing to check (the usual case, at no cost). */
+  quiet(): boolean;
   /** Throws 429 (with Retry-After) when the client's address or the credential is blocked. */
   check(request: FastifyRequest, reply: FastifyReply, credential: string | undefined): Promise<void>;
   /** Counts a failed sign-in of the address and the credential. */
@@ -69,6 +71,7 @@ export async function registerThrottle(app: FastifyInstance, config: Config['thr
   };
 
   return {
+    quiet: () => failures.none(),
     async check(request, reply, credential) {
       request.throttleCredential = credential;
       const wait = (await blockedFor(byAddress, request)) ?? (await blockedFor(byCredential, request));
