@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { finishPayment, p, patchPos, seedCheckout } from './support/checkout.js';
 import { signedMessage, startFiskalyStandIn } from './support/fiskaly-stand-in.js';
+import { fiscalizedOrder as fiscalizedOrderOf } from './support/fiscal.js';
 import { startTestService } from './support/service.js';
 
 /**
@@ -44,15 +45,7 @@ async function created(): Promise<string> {
   return res.body.id;
 }
 
-async function fiscalizedOrder(id: string, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await svc.request('GET', `${p}/orders/${id}`, { token: ordersToken });
-    if (res.status === 200 && res.body.fiscalReference) return res.body;
-    if (Date.now() > deadline) throw new Error(`order ${id} got no fiscalReference: ${res.status} ${res.text}`);
-    await sleep(50);
-  }
-}
+const fiscalizedOrder = (id: string, timeoutMs = 20_000) => fiscalizedOrderOf(svc, ordersToken, id, timeoutMs);
 
 /** The finish's signature, checked with the stand-in TSS's public key over what it signs. */
 function finishVerifies(reference: any): boolean {

@@ -6,6 +6,9 @@ import type { TseProvider } from '../actors/fiscal/provider.js';
 import { fiscalAmount, receiptProcessData } from '../src/domain/fiscal/process-data.js';
 import { fiscalJob } from '../subjects/fiscal.js';
 import { finishPayment, p, patchPos, seedCheckout, watchEvents } from './support/checkout.js';
+import { closingTokens, closingWithLogs, downloadLog, runJob } from './support/closing.js';
+import { validateDsfinvk } from './support/dsfinvk-validator.js';
+import { fiscalizedOrder as fiscalizedOrderOf } from './support/fiscal.js';
 import { startTestService, TestProject } from './support/service.js';
 
 /**
@@ -53,16 +56,7 @@ async function created(options: { paymentMethod?: string } = {}): Promise<string
   return res.body.id;
 }
 
-/** The order once its fiscalReference is there (the finish is recorded). */
-async function fiscalizedOrder(id: string, timeoutMs = 15_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await svc.request('GET', `${p}/orders/${id}`, { token: ordersToken });
-    if (res.status === 200 && res.body.fiscalReference) return res.body;
-    if (Date.now() > deadline) throw new Error(`order ${id} got no fiscalReference: ${res.status} ${res.text}`);
-    await sleep(50);
-  }
-}
+const fiscalizedOrder = (id: string, timeoutMs = 15_000) => fiscalizedOrderOf(svc, ordersToken, id, timeoutMs);
 
 /** Whether a log entry's signature verifies with the TSE's public key, over the documented message. */
 function verifies(reference: any, log: any): boolean {
@@ -271,6 +265,23 @@ t.test('in production a project that chose no TSE cannot sell: process creation 
   const prodAdmin = await prod.token(['projectsWrite']);
   await prod.request('PUT', `${p}/settings`, { token: prodAdmin, body: { ...BaseSettings, fiscalization: { provider: 'none', reason: 'Test' } } });
   t.equal((await prodFx.createProcess({ items: cart })).status, 201, 'a choice made, it sells');
+});
+
+t.test("the closing of these sales exports DSFinV-K with the local TSE in tse.csv and every Beleg's signature, and passes the checks", async (t) => {
+  const tokens = await closingTokens(svc);
+  const job = await runJob(svc, tokens, { shopID: 's1', deviceID: 'test', formats: ['dsfinvk_2023_03'] });
+  t.equal(job.state, 'done', JSON.stringify(job));
+  const closing = await closingWithLogs(svc, tokens.read, 's1', job.sequenceNumber);
+  const download = await downloadLog(svc, tokens.read, closing.links.dsfinvk_2023_03.href);
+  const { problems, tables } = validateDsfinvk(download.bytes, closing);
+  t.same(problems, [], 'the checker finds nothing');
+  t.equal(tables['tse.csv']!.length, 1, 'one TSE: the local signer of the project');
+  t.match(tables['tse.csv']![0], { TSE_SIG_ALGO: 'ecdsa-plain-SHA256', TSE_ZEITFORMAT: 'unixTime' });
+  const rows = tables['transactions_tse.csv']!;
+  const signed = rows.filter((r) => r.TSE_TA_SIG !== '');
+  t.ok(signed.length >= 55, `the signed Belege carry their signatures (${signed.length} of ${rows.length})`);
+  t.ok(rows.some((r) => r.TSE_TA_FEHLER!.startsWith('TSE-Ausfall')), 'the sale signed during the outage says so');
+  t.ok(closing.tseFailures >= 1, `the closing counts its TSE failures (${closing.tseFailures})`);
 });
 
 t.test('processData puts each rate under its DSFinV-K letter and refuses a rate without one', async (t) => {

@@ -1,5 +1,8 @@
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FiscalReference } from '../../subjects/fiscal.js';
+import { p } from './checkout.js';
+import type { TestService } from './service.js';
 
 /**
  * Fiscal references as a TSE would answer them, made here rather than by a provider (the pipeline
@@ -75,4 +78,15 @@ export function fiscalReferenceOf(tse: TestTse, o: FiscalOptions): FiscalReferen
     transactionNumber: o.transactionNumber,
     logs: [start, finish],
   };
+}
+
+/** An order once its fiscalReference is there (its TSE transaction's finish is recorded). */
+export async function fiscalizedOrder(svc: TestService, token: string, id: string, timeoutMs = 20_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await svc.request('GET', `${p}/orders/${id}`, { token });
+    if (res.status === 200 && res.body.fiscalReference) return res.body;
+    if (Date.now() > deadline) throw new Error(`order ${id} got no fiscalReference: ${res.status} ${res.text}`);
+    await sleep(50);
+  }
 }

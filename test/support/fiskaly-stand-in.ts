@@ -1,7 +1,6 @@
 import { createHash, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Test } from 'tap';
 
 /**
  * A stand-in for fiskaly SIGN DE API v2: a real HTTP server on 127.0.0.1 speaking the routes the
@@ -66,7 +65,12 @@ const ClientSerial = /^[A-Za-z0-9 '()+,\-.:=?]{1,70}$/;
 interface Revision { state: string; body: string; answer: Record<string, unknown> }
 interface Transaction { number: number; clientId: string; timeStart: number; revisions: Revision[] }
 
-export async function startFiskalyStandIn(t: Test, options: { tokenLifetimeSeconds?: number } = {}): Promise<FiskalyStandIn> {
+/** Whoever stops the stand-in: a tap test, or the benchmark (bench/scenarios/fiscal.ts). */
+export interface StandInOwner {
+  teardown(stop: () => Promise<void>): void;
+}
+
+export async function startFiskalyStandIn(t: StandInOwner, options: { tokenLifetimeSeconds?: number } = {}): Promise<FiskalyStandIn> {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const jwk = publicKey.export({ format: 'jwk' });
   const point = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]);
