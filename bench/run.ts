@@ -1,6 +1,7 @@
 import { cpus } from 'node:os';
 import { checkoutInfoScenario } from './scenarios/checkout-info.js';
 import { closingScenario } from './scenarios/closing.js';
+import { fiscalScenario } from './scenarios/fiscal.js';
 import { fullFlowScenario } from './scenarios/full-flow.js';
 import { fulfillmentScenario } from './scenarios/fulfillment.js';
 import { importScenario } from './scenarios/import.js';
@@ -19,6 +20,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
   fulfillment: fulfillmentScenario,
   closing: closingScenario,
   receipt: receiptScenario,
+  fiscal: fiscalScenario,
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -3,7 +3,30 @@ import { fixtureCategoryPricing, fixtureProduct } from './fixtures.js';
 import type { Bench } from './harness.js';
 
 /** A catalog through the API, as a retailer's nightly import makes it: products, prices, a shop. */
-export async function seedCatalog(bench: Bench, project: string, count: number): Promise<void> {
+/**
+ * How a bench project's sales are signed. The service runs as in production, where a project must
+ * choose (else it cannot sell); the scenarios sign nothing (`none`) unless they measure signing, so
+ * that their figures compare with runs from before fiscalization.
+ */
+export type BenchFiscalization = { provider: 'none' | 'local' } | { provider: 'fiskaly'; tssId: string; apiKey: string; apiSecret: string; adminPin: string; baseUrl: string };
+
+export async function chooseFiscalization(bench: Bench, project: string, fiscalization: BenchFiscalization): Promise<void> {
+  const token = await bench.token({ project, permissions: ['projectsWrite'] });
+  const res = await fetch(`${bench.url}/${project}/settings`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      currency: 'EUR',
+      taxRates: { normal: '19', reduced: '7' },
+      paymentMethods: ['cash'],
+      fiscalization: fiscalization.provider === 'none' ? { provider: 'none', reason: 'benchmark' } : fiscalization,
+    }),
+  });
+  if (!res.ok) throw new Error(`choosing the fiscalization failed: ${res.status} ${await res.text()}`);
+}
+
+export async function seedCatalog(bench: Bench, project: string, count: number, fiscalization: BenchFiscalization = { provider: 'none' }): Promise<void> {
+  await chooseFiscalization(bench, project, fiscalization);
   const token = await bench.token({ project, permissions: ['productsWrite', 'pricingWrite', 'shopsWrite'] });
   const post = async (path: string, body: string, type = 'application/x-ndjson') => {
     const res = await fetch(`${bench.url}/${project}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': type }, body });

@@ -1,0 +1,59 @@
+import { startFiskalyStandIn } from '../../test/support/fiskaly-stand-in.js';
+import { runFlowsInTurns, type FlowResult } from '../flows.js';
+import { startBench } from '../harness.js';
+import { seedCatalog, type BenchFiscalization } from '../seed.js';
+import { checkoutFlow, describe } from './full-flow.js';
+
+/**
+ * Issue 23's scenario: what signing every sale costs. The full checkout flow of the full-flow
+ * scenario in three projects with the same catalog, differing only in how their sales are signed:
+ * `none`, the `local` signer, and `fiskaly` against a stand-in of the SIGN DE v2 API answering each
+ * call after 50 ms (a cloud TSE's round trip). Driven in alternating turns; after each turn the
+ * signatures and receipts its sales caused are waited for and counted as theirs (CPU per flow).
+ * Goals: local ≥ 90% of the flows/s of none and every step's p99 ≤ 50 ms; fiskaly ≥ 85%.
+ */
+const Concurrency = Number(process.env.BENCH_FLOW_CONCURRENCY ?? 16);
+const TseDelayMs = 50;
+
+export async function fiscalScenario(): Promise<string[]> {
+  const stops: Array<() => Promise<void>> = [];
+  const fiskaly = await startFiskalyStandIn({ teardown: (stop) => stops.push(stop) });
+  fiskaly.delayMs = TseDelayMs;
+  const bench = await startBench();
+  try {
+    const projects: Array<[string, BenchFiscalization]> = [
+      ['bench-fiscal-none', { provider: 'none' }],
+      ['bench-fiscal-local', { provider: 'local' }],
+      ['bench-fiscal-fiskaly', { provider: 'fiskaly', tssId: fiskaly.tssId, apiKey: fiskaly.apiKey, apiSecret: fiskaly.apiSecret, adminPin: fiskaly.adminPin, baseUrl: fiskaly.url }],
+    ];
+    const flows = [];
+    for (const [project, fiscalization] of projects) {
+      await seedCatalog(bench, project, 1000, fiscalization);
+      const token = await bench.token({ project, permissions: ['productsRead', 'updatePricingCheckoutProcess', 'ordersRead'] });
+      flows.push(checkoutFlow(project, token));
+    }
+    const duration = Number(process.env.BENCH_DURATION ?? 10);
+    const [none, local, cloud] = (await runFlowsInTurns(bench.url, flows, {
+      concurrency: Concurrency,
+      durationSeconds: duration,
+      turns: 3,
+      between: () => bench.backgroundDone(),
+      cpu: bench.cpu,
+    })) as [FlowResult, FlowResult, FlowResult];
+    const ratio = (r: FlowResult) => r.flowsPerSecond / none.flowsPerSecond;
+    const worstP99 = (r: FlowResult) => Math.max(...r.steps.map((s) => s.p99));
+    const pct = (r: FlowResult) => `${(ratio(r) * 100).toFixed(1)}%`;
+    return [
+      `fiscalization: the full checkout flow signed by no TSE, the local signer, and fiskaly (a stand-in answering after ${TseDelayMs} ms), ${Concurrency} concurrent flows, 3 turns each`,
+      ...describe('  provider none', none),
+      ...describe('  provider local', local),
+      ...describe('  provider fiskaly (stand-in)', cloud),
+      `  local at ${pct(local)} of none's flows/s; goal ≥ 90% and every step's p99 ≤ 50 ms: ${ratio(local) >= 0.9 && worstP99(local) <= 50 && local.failures === 0 ? 'met' : 'NOT met'}`,
+      `  fiskaly at ${pct(cloud)} of none's flows/s; goal ≥ 85%: ${ratio(cloud) >= 0.85 && cloud.failures === 0 ? 'met' : 'NOT met'}`,
+      `  the stand-in signed ${fiskaly.signatureCounter()} logs in ${fiskaly.calls.length} calls`,
+    ];
+  } finally {
+    await bench.close();
+    for (const stop of stops) await stop();
+  }
+}
