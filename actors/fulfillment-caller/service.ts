@@ -1,5 +1,4 @@
-import http from 'node:http';
-import https from 'node:https';
+import { causeOf, header, retryAfterMs, send, type HttpAnswer } from '../../src/infra/outgoing-http.js';
 import type { FulfillmentError } from '../../subjects/checkout-process.js';
 import type { CallOutcome, FulfillmentCall, FulfillmentLineItem } from '../../subjects/fulfillments.js';
 import { isRecord, tryParseJson } from '../../subjects/formats/json.js';
@@ -29,36 +28,6 @@ export interface CallRequest {
   shopID: string;
   lineItems: readonly FulfillmentLineItem[];
   serviceID?: string;
-}
-
-interface HttpAnswer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-}
-
-/** Keep-alive connections to the service (node:http costs a fraction of fetch's CPU per call). */
-const agents = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }), 'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }) };
-
-function send(url: URL, method: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<HttpAnswer> {
-  const transport = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const request = transport.request(
-      url,
-      { method, headers: { ...headers, 'content-length': Buffer.byteLength(body) }, agent: agents[url.protocol as keyof typeof agents] },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString() }));
-        response.on('error', reject);
-      },
-    );
-    // The whole call, answer included, must end within the timeout.
-    const timer = setTimeout(() => request.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })), timeoutMs);
-    request.on('close', () => clearTimeout(timer));
-    request.on('error', reject);
-    request.end(body);
-  });
 }
 
 const Requests: Record<FulfillmentCall, { method: 'POST' | 'PUT'; state: string }> = {
@@ -109,18 +78,8 @@ export async function callService(config: ServiceConfig, request: CallRequest, c
   });
 }
 
-function header(response: HttpAnswer, name: string): string | null {
-  const value = response.headers[name];
-  return (Array.isArray(value) ? value[0] : value) ?? null;
-}
-
 function answered(outcome: CallOutcome): CallResult {
   return { kind: 'answered', outcome };
-}
-
-function causeOf(err: unknown): string {
-  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-  return cause instanceof Error ? cause.message : String(cause);
 }
 
 function parseObject(text: string): Record<string, unknown> {
@@ -144,14 +103,6 @@ function errorsOf(value: unknown): FulfillmentError[] {
       },
     ];
   });
-}
-
-/** Retry-After in seconds or as an HTTP date, as milliseconds (at most a day). */
-function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - Date.now();
-  return Number.isFinite(ms) && ms > 0 ? Math.min(ms, 86_400_000) : undefined;
 }
 
 function lastSegment(location: string | null): string | undefined {

@@ -4,7 +4,7 @@ import { FiscalProcessTypes, type SecurityDeviceModule } from '../../../subjects
 import type { FinishRequest, FinishedTransaction, ProviderResult, SignedLog, StartedTransaction, TransactionAddress, TseProvider } from '../provider.js';
 import { isRecord, tryParseJson } from '../../../subjects/formats/json.js';
 import { AuthAnswer, ErrorAnswer, pemOf, receiptOf, signedProcessOf, TssAnswer, TxAnswer } from './fiskaly-api.js';
-import { causeOf, header, retryAfterMs, send, type HttpAnswer } from './fiskaly-http.js';
+import { causeOf, header, retryAfterMs, send, type HttpAnswer } from '../../../src/infra/outgoing-http.js';
 
 /**
  * The fiskaly provider: the cloud TSE of fiskaly SIGN DE API v2 (shapes and their sources in
