@@ -21,8 +21,8 @@ import { jobFilter, jobSubject } from './jobs.js';
 export const FiscalProviders = ['fiskaly', 'local', 'none'] as const;
 export type FiscalProvider = (typeof FiscalProviders)[number];
 
-/** BSI TR-03151 names, as the TSE reports them. */
-export const SignatureAlgorithms = { local: 'ecdsa-plain-SHA256', fiskaly: 'ecdsa-plain-SHA384' } as const;
+/** The local signer's algorithm, by its BSI TR-03151 name (a cloud TSE reports its own). */
+export const LocalSignatureAlgorithm = 'ecdsa-plain-SHA256';
 
 /** The process types of the transactions the platform makes (DSFinV-K / DFKA names). */
 export const FiscalProcessTypes = { receipt: 'Kassenbeleg-V1' } as const;

@@ -161,13 +161,14 @@ function logEntry(log: SignedLog | (FiscalLogEntry & { time: string })): FiscalL
 /**
  * A process's TSE transaction, by ids derived from it: the same on every attempt. The TSE client is
  * the shop (its serial the shop id); ids a TSE wants as UUIDs are derived UUIDs (a process id chosen
- * by a client need not be one).
+ * by a client need not be one). fiskaly wants client ids unique across its whole system, so the
+ * client id is derived from the TSS too: a project that moves to another TSS registers new clients.
  */
 export function transactionAddress(project: string, processId: string, shopId: string, settings: FiscalizationSettings | undefined): TransactionAddress {
   return {
     project,
     tssId: settings?.tssId ?? project,
-    clientId: derivedUuid(`${project}/client/${shopId}`),
+    clientId: derivedUuid(`${project}/${settings?.tssId ?? ''}/client/${shopId}`),
     clientSerialNumber: shopId,
     transactionId: Uuid.test(processId) ? processId.toLowerCase() : derivedUuid(`${project}/transaction/${processId}`),
   };
@@ -175,10 +176,14 @@ export function transactionAddress(project: string, processId: string, shopId: s
 
 const Uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A name-based UUID (the layout of version 5, from SHA-256): the same name, the same id. */
+/**
+ * A name-based id in the layout of a version 4 UUID (fiskaly asks for UUIDv4 ids and may check the
+ * version digit): 122 bits of SHA-256 of the name, so the same name gives the same id, and ids of
+ * different names never meet.
+ */
 function derivedUuid(name: string): string {
   const h = createHash('sha256').update(name).digest();
-  h[6] = (h[6]! & 0x0f) | 0x50;
+  h[6] = (h[6]! & 0x0f) | 0x40;
   h[8] = (h[8]! & 0x3f) | 0x80;
   const hex = h.subarray(0, 16).toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;

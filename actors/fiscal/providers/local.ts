@@ -1,6 +1,6 @@
 import { createHash, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import type { Sql } from '../../../src/infra/postgres.js';
-import { SignatureAlgorithms, type SecurityDeviceModule } from '../../../subjects/fiscal.js';
+import { LocalSignatureAlgorithm, type SecurityDeviceModule } from '../../../subjects/fiscal.js';
 import type { FinishRequest, ProviderResult, SignedLog, StartedTransaction, TransactionAddress, TseProvider } from '../provider.js';
 import * as db from './local-sql.js';
 
@@ -109,7 +109,7 @@ async function loadTss(sql: Sql, project: string): Promise<Tss> {
     key: createPrivateKey(row.private_key),
     device: {
       serialNumber: row.serial_number,
-      signatureAlgorithm: SignatureAlgorithms.local,
+      signatureAlgorithm: LocalSignatureAlgorithm,
       logTimeFormat: 'unixTime',
       certificate: row.certificate,
       publicKey: row.public_key,
