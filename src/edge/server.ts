@@ -94,7 +94,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // First: its onRequest hook sets the headers before any other hook can refuse the request.
-  await registerSecurityHeaders(app, { tls: Boolean(tls) });
+  registerSecurityHeaders(app, { tls: Boolean(tls) });
   registerErrorHandling(app);
   registerNdjson(app);
   const tokenCounts = await createFailureCounts({ windowMs: config.throttle.tokenRate.windowMs, log });
