@@ -5,6 +5,12 @@ import { startTestService, TestProject, type TestService } from './support/servi
 
 const svc = await startTestService(t);
 const fx = await seedCheckout(svc);
+// Orders as the checkout makes them; their fiscal references (added by a TSE job a moment after the
+// order) are test/fiscal-local.test.ts's: here the project signs nothing, so answers compare exactly.
+await svc.request('PUT', `${p}/settings`, {
+  token: await svc.token(['projectsWrite']),
+  body: { currency: 'EUR', taxRates: { normal: '19', reduced: '7' }, paymentMethods: ['cash', 'girocard'], fiscalization: { provider: 'none', reason: 'orders test' } },
+});
 
 type End = 'successful' | 'failed' | 'aborted';
 interface CheckoutOptions {
