@@ -53,6 +53,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  // A closed terminal: node's default would exit at once and leave the embedded Postgres and the
+  // spawned nats-server running.
+  process.on('SIGHUP', shutdown);
 }
 
 function fail(message: string): void {

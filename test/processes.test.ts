@@ -45,6 +45,16 @@ t.test('npm start with no configuration serves /health 200 on embedded Postgres 
   t.same(await processesMentioning(dataDir), [], 'no Postgres or nats-server left running');
 });
 
+t.test('a closed terminal (SIGHUP) stops npm start as cleanly as SIGTERM: no Postgres or nats-server left behind', async (t) => {
+  const dataDir = await tempDir(t);
+  const port = await freePort();
+  const service = runBuilt(t, 'service/main.js', { DATA_DIR: dataDir, PORT: String(port) });
+  t.equal((await waitForHttp(`http://127.0.0.1:${port}/health`, 60_000, service)).status, 200, service.output());
+  service.child.kill('SIGHUP');
+  t.equal(await service.exited, 0, 'exits 0 after a graceful shutdown');
+  t.same(await processesMentioning(dataDir), [], 'no Postgres or nats-server left running');
+});
+
 t.test('exits with one clear line when nats-server cannot be found', async (t) => {
   const service = runBuilt(t, 'service/main.js', { DATA_DIR: await tempDir(t), PORT: String(await freePort()), NATS_SERVER_BIN: '/nonexistent/nats-server' });
   t.equal(await service.exited, 1);
