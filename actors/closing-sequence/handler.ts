@@ -140,10 +140,15 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
 
     route(closings.batches, async ({ project, shopID, sequenceNumber }) => {
       if (!(await findShop(sql, project, shopID))) throw AppError.notFound(`no shop with id ${shopID}`);
-      const open = await batches.openClosingNumber(sql, project, shopID);
-      const number = sequenceNumber ?? open;
-      if (number > open) throw AppError.notFound(`no closing ${number} of shop ${shopID}: the coming one is ${open}`);
-      const logs = (await batches.batchLogsOf(sql, project, shopID, number)).map((l) => ({ id: Number(l.id), format: l.format, state: l.state, kind: l.kind }));
+      // One snapshot for the three reads: a batch appended between them would be listed without its log.
+      const read = await sql.begin('isolation level repeatable read read only', async (tx) => {
+        const open = await batches.openClosingNumber(tx, project, shopID);
+        const number = sequenceNumber ?? open;
+        if (number > open) throw AppError.notFound(`no closing ${number} of shop ${shopID}: the coming one is ${open}`);
+        return { open, number, logs: await batches.batchLogsOf(tx, project, shopID, number), batches: await batches.batchesOf(tx, project, shopID, number) };
+      });
+      const { open, number } = read;
+      const logs = read.logs.map((l) => ({ id: Number(l.id), format: l.format, state: l.state, kind: l.kind }));
       const links: Record<string, { href: string }> = { self: { href: batchesPath(project, shopID) + (sequenceNumber === undefined ? '' : `?sequenceNumber=${number}`) } };
       for (const l of logs) links[logLinkName(l)] = { href: logPath(project, l.id) };
       return {
@@ -151,7 +156,7 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
         sequenceNumber: number,
         closed: number < open,
         logs,
-        batches: (await batches.batchesOf(sql, project, shopID, number)).map((b) => ({
+        batches: read.batches.map((b) => ({
           scheduleID: Number(b.schedule_id),
           batchAt: b.batch_at.toISOString(),
           appendedAt: b.appended_at.toISOString(),
