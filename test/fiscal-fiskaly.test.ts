@@ -1,9 +1,9 @@
 import { verify } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { finishPayment, p, patchPos, seedCheckout } from './support/checkout.js';
+import { finishPayment, p, seedCheckout } from './support/checkout.js';
 import { signedMessage, startFiskalyStandIn } from './support/fiskaly-stand-in.js';
-import { fiscalizedOrder as fiscalizedOrderOf } from './support/fiscal.js';
+import { fiscalizedOrder as fiscalizedOrderOf, posSaleOfOneWater } from './support/fiscal.js';
 import { startTestService } from './support/service.js';
 
 /**
@@ -80,14 +80,7 @@ t.test('an app sale paid by the payment system is signed by fiskaly: the order c
 
 t.test('a PoS sale and an aborted process are signed too, the abort as a cancelled transaction', async (t) => {
   const pos = await created();
-  t.equal((await patchPos(svc, pricing, pos, { state: 'processing', processedBy: 'kasse-1' })).status, 200);
-  const done = await patchPos(svc, pricing, pos, {
-    state: 'successful',
-    lineItems: [{ sku: 'WATER', scannedCode: '', amount: 1, weight: 0, units: 0, price: 99, totalPrice: 99, taxRate: '19' }],
-    taxShares: [{ rate: '19', net: 83, share: 16, total: 99 }],
-    netPrice: 83,
-    totalPrice: 99,
-  });
+  const done = await posSaleOfOneWater(svc, pricing, pos);
   t.equal(done.status, 200, done.text);
   t.equal((await fiscalizedOrder(pos)).fiscalReference.logs[1].processData, 'Beleg^0.99_0.00_0.00_0.00_0.00^0.99:Bar');
 

@@ -5,10 +5,10 @@ import t from 'tap';
 import type { TseProvider } from '../actors/fiscal/provider.js';
 import { fiscalAmount, receiptProcessData } from '../src/domain/fiscal/process-data.js';
 import { fiscalJob } from '../subjects/fiscal.js';
-import { finishPayment, p, patchPos, seedCheckout, watchEvents } from './support/checkout.js';
+import { finishPayment, p, seedCheckout, watchEvents } from './support/checkout.js';
 import { closingTokens, closingWithLogs, downloadLog, runJob } from './support/closing.js';
 import { validateDsfinvk } from './support/dsfinvk-validator.js';
-import { fiscalizedOrder as fiscalizedOrderOf } from './support/fiscal.js';
+import { fiscalizedOrder as fiscalizedOrderOf, posSaleOfOneWater } from './support/fiscal.js';
 import { startTestService, TestProject } from './support/service.js';
 
 /**
@@ -123,14 +123,7 @@ t.test('a card payment is Unbar', async (t) => {
 
 t.test('a sale a PoS takes over and finishes is signed with the PoS figures', async (t) => {
   const id = await created();
-  t.equal((await patchPos(svc, pricing, id, { state: 'processing', processedBy: 'kasse-1' })).status, 200);
-  const done = await patchPos(svc, pricing, id, {
-    state: 'successful',
-    lineItems: [{ sku: 'WATER', scannedCode: '', amount: 1, weight: 0, units: 0, price: 99, totalPrice: 99, taxRate: '19' }],
-    taxShares: [{ rate: '19', net: 83, share: 16, total: 99 }],
-    netPrice: 83,
-    totalPrice: 99,
-  });
+  const done = await posSaleOfOneWater(svc, pricing, id);
   t.equal(done.status, 200, done.text);
   const order = await fiscalizedOrder(id);
   t.equal(order.fiscalReference.logs[1].processData, 'Beleg^0.99_0.00_0.00_0.00_0.00^0.99:Bar');

@@ -1,7 +1,7 @@
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FiscalReference } from '../../subjects/fiscal.js';
-import { p } from './checkout.js';
+import { p, patchPos } from './checkout.js';
 import type { TestService } from './service.js';
 
 /**
@@ -89,4 +89,20 @@ export async function fiscalizedOrder(svc: TestService, token: string, id: strin
     if (Date.now() > deadline) throw new Error(`order ${id} got no fiscalReference: ${res.status} ${res.text}`);
     await sleep(50);
   }
+}
+
+/**
+ * A PoS takes a process over and finishes it with one water at 0.99 (19 %): the sale signs as
+ * `Beleg^0.99_0.00_0.00_0.00_0.00^0.99:Bar`. Answers the final PATCH's response.
+ */
+export async function posSaleOfOneWater(svc: TestService, token: string, id: string): Promise<{ status: number; text: string }> {
+  const taken = await patchPos(svc, token, id, { state: 'processing', processedBy: 'kasse-1' });
+  if (taken.status !== 200) return taken;
+  return patchPos(svc, token, id, {
+    state: 'successful',
+    lineItems: [{ sku: 'WATER', scannedCode: '', amount: 1, weight: 0, units: 0, price: 99, totalPrice: 99, taxRate: '19' }],
+    taxShares: [{ rate: '19', net: 83, share: 16, total: 99 }],
+    netPrice: 83,
+    totalPrice: 99,
+  });
 }
