@@ -6,7 +6,6 @@ import type { Migration } from '../src/infra/migrate.js';
 import type { Sql } from '../src/infra/postgres.js';
 import type { Publisher } from '../src/messaging/publisher.js';
 import { serveEndpoints } from '../src/messaging/worker.js';
-import { createServiceClient } from '../src/messaging/client.js';
 import type { Config } from '../src/config.js';
 import { EventStream } from '../subjects/events.js';
 import { JobStream } from '../subjects/jobs.js';
@@ -51,8 +50,6 @@ export interface WorkerDeps {
   closings: { schedulerEnabled: boolean; softwareVersion: string; retryScheduleMs?: readonly number[]; maxAttempts?: number };
   /** The external fulfillment service and how this process calls it (config.ts). */
   fulfillment: Config['fulfillment'] & { publicBaseUrl?: string };
-  /** How long a worker waits for another worker's answer (REQUEST_TIMEOUT_MS). */
-  requestTimeoutMs: number;
   /** TSE signing (config.ts), and the providers beyond `local` (`fiskaly`) or a test's wrapper around them. */
   fiscal: Config['fiscal'] & Pick<ProviderOptions, 'fiskaly' | 'wrap'>;
 }
@@ -78,6 +75,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const receipts = createReceiptsActor({ sql, nc, log, ...deps.receipts });
   const tse = createProviderSource({ sql, log, timeoutMs: deps.fiscal.timeoutMs, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
   const receiptJobs = await receipts.startConsumer();
+  const checkoutProcesses = createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider });
   const endpoints = serveEndpoints({ nc, publisher, log }, [
     ...createSystemActor({ sql, migrations }),
     ...createSettingsActor({ sql }),
@@ -85,7 +83,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createCatalogActor({ sql }),
     ...createImportsActor({ sql }),
     ...createCheckoutActor({ sql: checkoutSql, log, signingKey: checkout.signingKey, cacheMaxEntries: deps.checkoutCacheMaxEntries, fulfillmentAvailable: Boolean(deps.fulfillment.url) }),
-    ...createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider }),
+    ...checkoutProcesses.routes,
     ...createFiscalActor({ sql, local: tse.local, defaultProvider: deps.fiscal.defaultProvider }),
     ...createOrdersActor({ sql, maxListRecords: deps.orders.maxListRecords }),
     ...createCouponsActor({ sql, eventsWritten: () => relay.nudge() }),
@@ -95,12 +93,11 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createClosingSchedulesActor({ sql }),
     ...closingSequence.routes,
   ]);
-  // The fulfillment caller reports the service's answers to the process actors over the message path.
-  const client = createServiceClient({ nc, publisher, timeoutMs: deps.requestTimeoutMs });
+  // The fulfillment caller records the service's answers through this process's process actor.
   const { url, token, timeoutMs, publicBaseUrl, retryScheduleMs, maxAttempts, callers } = deps.fulfillment;
   const fulfillmentCaller =
     callers > 0
-      ? await startFulfillmentCaller({ nc, log, client, service: { url, token, timeoutMs, publicBaseUrl }, retryScheduleMs, maxAttempts, concurrency: callers })
+      ? await startFulfillmentCaller({ nc, log, processes: checkoutProcesses.fulfillmentCalls, service: { url, token, timeoutMs, publicBaseUrl }, retryScheduleMs, maxAttempts, concurrency: callers })
       : undefined;
   const { retryScheduleMs: fiscalRetries, maxAttempts: fiscalAttempts, signers } = deps.fiscal;
   const fiscalJobs =
@@ -120,7 +117,6 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       await batchTrigger.stop();
       await fulfillmentCaller?.stop();
       await fiscalJobs?.stop();
-      client.close();
       await endpoints.stop();
       await closingWork.stop();
       await receiptJobs.stop();

@@ -148,7 +148,6 @@ async function startWorkerSide(
     sql, checkoutSql, ...bus, log, migrations, checkout, checkoutCacheMaxEntries: config.checkout.cacheMaxEntries, orders: config.orders, events: config.events, receipts: config.receipts,
     closings: { ...config.closings, softwareVersion: packageVersion() },
     fulfillment: { ...config.fulfillment, publicBaseUrl: config.publicBaseUrl },
-    requestTimeoutMs: config.requestTimeoutMs,
     fiscal: { ...config.fiscal, ...options.fiscal },
   });
   stops.push(() => workers.stop());
