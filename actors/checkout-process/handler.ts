@@ -12,7 +12,7 @@ import { fulfillmentJobId, fulfillments, type CallOutcome, type Fulfillment, typ
 import { jobSubject } from '../../subjects/jobs.js';
 import { receiptJob } from '../../subjects/receipts.js';
 import { FiscalizationRequiredMessage, FiscalProcessTypes, fiscalJob, type FiscalJob, type FiscalProvider } from '../../subjects/fiscal.js';
-import { AbortProcessData, grossPerRate, receiptProcessData } from '../../src/domain/fiscal/process-data.js';
+import { AbortProcessData, grossPerRate, receiptProcessData, transferProcessData } from '../../src/domain/fiscal/process-data.js';
 import { pos } from '../../subjects/pos.js';
 import { decidePosUpdate, posView } from './pos.js';
 import * as db from './sql.js';
@@ -137,6 +137,10 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): CheckoutP
         // once the signature is recorded, so the fiscal job queues it then.
         if (after.fiscalProvider) events.push(fiscalFinishJob(after, orderState === 'final' ? order.paidAmount : undefined));
         else if (orderState === 'final') events.push(receiptJob(after.project, after.id));
+      } else if (after.fiscalProvider && after.paymentState === 'transferred' && before.paymentState !== 'transferred') {
+        // Handed to another till, which takes the payment: no order here, but the TSE transaction
+        // started with the process ends as a transfer.
+        events.push(fiscalTransferJob(after));
       }
       return db.writeChange(connection, before.version, after, after.pricing !== before.pricing, events, finished);
     };
@@ -276,6 +280,14 @@ function fiscalFinishJob(p: ProcessRecord, paid: number | undefined): db.OutboxE
   const gross = grossPerRate(p.pricing);
   const data = gross ? receiptProcessData(gross, { amount: paid, method: p.paymentMethod }) : { kind: 'unsignable' as const, reason: 'a line item has no tax rate' };
   return fiscalJob(data.kind === 'signable' ? { ...base, processData: data.processData, final: true } : { ...base, unsignable: data.reason, final: true });
+}
+
+/** The fiscal finish job of a process handed to another till: an AVTransfer of its cart, without payment. */
+function fiscalTransferJob(p: ProcessRecord): db.OutboxEvent {
+  const base: FiscalJob = { project: p.project, processID: p.id, shopID: p.shopID, step: 'finish', processType: FiscalProcessTypes.receipt };
+  const gross = grossPerRate(p.pricing);
+  const data = gross ? transferProcessData(gross) : { kind: 'unsignable' as const, reason: 'a line item has no tax rate' };
+  return fiscalJob(data.kind === 'signable' ? { ...base, processData: data.processData } : { ...base, unsignable: data.reason });
 }
 
 /** How many open processes a worker remembers as it last wrote them. */
