@@ -1,4 +1,3 @@
-import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ensureStream } from '../src/infra/jetstream.js';
 import type { Logger } from '../src/logger.js';
@@ -66,7 +65,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   await ensureStream(nc, { ...EventStream, maxAgeMs: deps.events.maxAgeMs, duplicateWindowMs: 120_000 });
   // Jobs stay until a worker acked them; two weeks outlasts every retry schedule.
   await ensureStream(nc, { ...JobStream, retention: 'workqueue', maxAgeMs: 14 * 86_400_000, duplicateWindowMs: 120_000 });
-  const relay = startOutboxRelay({ sql, js: jetstream(nc), log });
+  const relay = startOutboxRelay({ sql, nc, log });
   const closingSequence = createClosingSequenceActor({
     sql, nc, log, software: { brand: 'checkout-platform', version: deps.closings.softwareVersion }, eventsWritten: () => relay.nudge(),
     retryScheduleMs: deps.closings.retryScheduleMs, maxAttempts: deps.closings.maxAttempts,
