@@ -28,6 +28,7 @@ import { createShopsActor } from './shops/handler.js';
 import { startFiscalJobs } from './fiscal/handler.js';
 import { createProviderSource, type ProviderOptions } from './fiscal/providers/index.js';
 import { createFiscalActor } from './fiscal/registers.js';
+import { createIdempotencyActor } from './idempotency/handler.js';
 import { createSystemActor } from './system/handler.js';
 
 export interface WorkerDeps {
@@ -75,6 +76,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const tse = createProviderSource({ sql, log, timeoutMs: deps.fiscal.timeoutMs, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
   const receiptJobs = await receipts.startConsumer();
   const checkoutProcesses = createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider });
+  const idempotencyKeys = createIdempotencyActor({ sql, log });
   const endpoints = serveEndpoints({ nc, publisher, log }, [
     ...createSystemActor({ sql, migrations }),
     ...createSettingsActor({ sql }),
@@ -91,6 +93,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createPosCredentialsActor({ sql }),
     ...createClosingSchedulesActor({ sql }),
     ...closingSequence.routes,
+    ...idempotencyKeys.routes,
   ]);
   // The fulfillment caller records the service's answers through this process's process actor.
   const { url, token, timeoutMs, publicBaseUrl, retryScheduleMs, maxAttempts, callers } = deps.fulfillment;
@@ -117,6 +120,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       await fulfillmentCaller?.stop();
       await fiscalJobs?.stop();
       await endpoints.stop();
+      await idempotencyKeys.stop();
       await closingWork.stop();
       await receiptJobs.stop();
       relay.nudge();

@@ -11,6 +11,7 @@ import type { ServiceClient } from '../messaging/client.js';
 import { registerAuth, type PosCredentialCheck } from './auth.js';
 import { registerNdjson } from './batch.js';
 import { registerErrorHandling } from './errors.js';
+import { registerIdempotency } from './idempotency.js';
 import { createFailureCounts, type FailureCounts } from './failure-counts.js';
 import { registerSecurityHeaders } from './security-headers.js';
 import { registerThrottle, registerTokenLimit } from './throttle.js';
@@ -102,6 +103,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   const throttle = await registerThrottle(app, config.throttle, deps.failureCounts, tokenCounts);
   registerAuth(app, deps.verifier, posCredentialCheck(deps.client), throttle);
   registerTokenLimit(app, config.throttle);
+  // A claim outlives the longest a create can take (one worker call) with room to spare.
+  registerIdempotency(app, deps.client, { waitMs: config.requestTimeoutMs, leaseMs: Math.max(30_000, 2 * config.requestTimeoutMs) });
   await registerOpenApi(app, deps.version);
   if (log.isLevelEnabled('info')) {
     // Installed only when the line would be written: a hook costs every request.
