@@ -81,22 +81,18 @@ export function registerWorkerGauges(metrics: Metrics, sources: WorkerSources): 
   const outbox = sharedRead(sources.outbox, sources.log, 'outbox');
   const consumers = sharedRead(sources.jobConsumers, sources.log, 'job consumers');
 
-  new Gauge({
-    name: `${Prefix}outbox_rows`,
-    help: 'Events and jobs written to the outbox and not yet published to JetStream',
-    registers,
-    async collect() {
-      setOrNaN(this, (await outbox())?.rows);
-    },
-  });
-  new Gauge({
-    name: `${Prefix}outbox_oldest_age_seconds`,
-    help: 'Age of the oldest outbox row not yet published (0 when the outbox is empty)',
-    registers,
-    async collect() {
-      setOrNaN(this, (await outbox())?.oldestAgeSeconds);
-    },
-  });
+  const outboxGauge = (name: string, help: string, field: 'rows' | 'oldestAgeSeconds') =>
+    new Gauge({
+      name: `${Prefix}${name}`,
+      help,
+      registers,
+      async collect() {
+        // NaN when the read failed: a gauge without labels cannot be left out.
+        this.set((await outbox())?.[field] ?? Number.NaN);
+      },
+    });
+  outboxGauge('outbox_rows', 'Events and jobs written to the outbox and not yet published to JetStream', 'rows');
+  outboxGauge('outbox_oldest_age_seconds', 'Age of the oldest outbox row not yet published (0 when the outbox is empty)', 'oldestAgeSeconds');
   const consumerGauge = (name: string, help: string, field: 'pending' | 'ackPending' | 'redelivered') =>
     new Gauge({
       name: `${Prefix}${name}`,
@@ -130,10 +126,6 @@ export function registerWorkerGauges(metrics: Metrics, sources: WorkerSources): 
   poolGauge('postgres_pool_connections_idle', 'Open connections of the pool that wait for work', (s) => s.idle);
   poolGauge('postgres_pool_connections_max', 'The most connections the pool opens', (s) => s.max);
   poolGauge('postgres_pool_queries_waiting', 'Queries waiting for a connection of the pool', (s) => s.waiting);
-}
-
-function setOrNaN(gauge: Gauge, value: number | undefined): void {
-  gauge.set(value ?? Number.NaN);
 }
 
 /**

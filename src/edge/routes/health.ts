@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { ZodApp } from '../schemas.js';
 import { ChildStates } from '../../infra/supervise.js';
@@ -29,6 +30,12 @@ const ReadyReport = HealthReport.extend({
   draining: z.literal(true).optional().describe('Present while the process shuts down (SIGTERM): it finishes what it holds and takes nothing new'),
 });
 
+/** The report with 200 when it is ok, else 503 with Retry-After. */
+function send(reply: FastifyReply, report: HealthReport & { draining?: true }): FastifyReply {
+  if (report.status === 'ok') return reply.code(200).send(report);
+  return reply.code(503).header('retry-after', String(RetryAfterSeconds)).send(report);
+}
+
 export function healthRoutes(app: ZodApp, check: HealthCheck, drain: EdgeDrain): void {
   app.get(
     '/health/live',
@@ -53,11 +60,7 @@ export function healthRoutes(app: ZodApp, check: HealthCheck, drain: EdgeDrain):
     },
     async (_request, reply) => {
       const report = await check();
-      if (report.status === 'ok' && !drain.draining) return reply.code(200).send(report);
-      return reply
-        .code(503)
-        .header('retry-after', String(RetryAfterSeconds))
-        .send({ ...report, status: 'unavailable', ...(drain.draining ? { draining: true as const } : {}) });
+      return send(reply, drain.draining ? { ...report, status: 'unavailable', draining: true } : report);
     },
   );
 
@@ -70,10 +73,6 @@ export function healthRoutes(app: ZodApp, check: HealthCheck, drain: EdgeDrain):
         response: { 200: HealthReport, 503: HealthReport },
       },
     },
-    async (_request, reply) => {
-      const report = await check();
-      if (report.status === 'ok') return reply.code(200).send(report);
-      return reply.code(503).header('retry-after', String(RetryAfterSeconds)).send(report);
-    },
+    async (_request, reply) => send(reply, await check()),
   );
 }
