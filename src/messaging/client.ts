@@ -1,6 +1,8 @@
 import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { ErrorHeaders, ErrorReply, type Endpoint, type ReplyOf, type RequestOf } from '../../subjects/contract.js';
+import { performance } from 'node:perf_hooks';
 import { AppError } from '../errors.js';
+import type { Metrics, NatsOutcome } from '../infra/metrics.js';
 import type { Publisher } from './publisher.js';
 
 /**
@@ -38,8 +40,16 @@ interface Waiting {
   timer: NodeJS.Timeout;
 }
 
-export function createServiceClient(deps: { nc: NatsConnection; publisher: Publisher; timeoutMs: number }): ServiceClient {
-  const { nc, publisher, timeoutMs } = deps;
+export interface ServiceClientDeps {
+  nc: NatsConnection;
+  publisher: Publisher;
+  timeoutMs: number;
+  /** Observes each request's latency by subject and outcome (`checkout_nats_request_duration_seconds`). */
+  metrics?: Pick<Metrics, 'natsRequests'>;
+}
+
+export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
+  const { nc, publisher, timeoutMs, metrics } = deps;
   const inbox = createInbox();
   const waiting = new Map<string, Waiting>();
   let sequence = 0;
@@ -87,13 +97,14 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
     if (size > maxPayload()) return Promise.reject(new AppError(413, 'payload_too_large', 'the request is too large to be handled'));
     if (disconnected) return Promise.reject(AppError.unavailable('the message broker is not reachable'));
     const token = (sequence++).toString(36);
-    return new Promise<Msg>((resolve, reject) => {
+    const reply = new Promise<Msg>((resolve, reject) => {
       const timer = setTimeout(() => settle(token)?.reject(AppError.unavailable('the service did not answer in time')), options?.timeoutMs ?? timeoutMs);
       waiting.set(token, { resolve, reject, timer });
       publisher.publish(endpoint.subject, payload, { reply: `${inbox}.${token}` }, (err) =>
         settle(token)?.reject(AppError.unavailable('the message broker is not reachable', { cause: err })),
       );
     });
+    return metrics ? observed(metrics, endpoint.subject, reply) : reply;
   };
 
   return {
@@ -112,6 +123,22 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
       failAll(AppError.unavailable('the service is shutting down'));
     },
   };
+}
+
+/** A request's latency by subject and outcome: a reply, an error reply, or none (every rejection is a 503). */
+function observed(metrics: Pick<Metrics, 'natsRequests'>, subject: string, reply: Promise<Msg>): Promise<Msg> {
+  const started = performance.now();
+  const observe = (outcome: NatsOutcome) => metrics.natsRequests.observe({ subject, outcome }, (performance.now() - started) / 1000);
+  return reply.then(
+    (msg) => {
+      observe(msg.headers?.get(ErrorHeaders.code) ? 'error' : 'ok');
+      return msg;
+    },
+    (err: unknown) => {
+      observe('unavailable');
+      throw err;
+    },
+  );
 }
 
 export function decodeReply<E extends Endpoint>(endpoint: E, msg: Msg): ReplyOf<E> {
