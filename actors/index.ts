@@ -23,6 +23,7 @@ import { createOrdersActor } from './orders/handler.js';
 import { createReceiptsActor } from './receipts/handler.js';
 import { startOutboxRelay } from './outbox/relay.js';
 import { createPosCredentialsActor } from './pos-credentials/handler.js';
+import { createPortalAccountsActor } from './portal-accounts/handler.js';
 import { startFulfillmentCaller } from './fulfillment-caller/handler.js';
 import { createPromotionsActor } from './promotions/handler.js';
 import { createSettingsActor } from './settings/handler.js';
@@ -92,6 +93,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...receipts.routes,
     ...createPromotionsActor({ sql, eventsWritten: () => relay.nudge() }),
     ...createPosCredentialsActor({ sql }),
+    ...createPortalAccountsActor({ sql }),
     ...createClosingSchedulesActor({ sql }),
     ...closingSequence.routes,
   ]);

@@ -68,6 +68,7 @@ const Environment = z
     FISCAL_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(18)),
     FISCAL_SIGNERS: variable(z.coerce.number().int().min(0).max(256).default(16)),
     FISCAL_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(10_000)),
+    PORTAL_SESSION_TTL_MINUTES: variable(z.coerce.number().int().min(1).max(43_200).default(480)),
   })
   .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
     message: 'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
@@ -158,6 +159,8 @@ const Configuration = Environment.transform((env) => ({
     /** How long one call to a cloud TSE (fiskaly) may take, answer included. */
     timeoutMs: env.FISCAL_TIMEOUT_MS,
   },
+  /** The retailer portal at /portal: how long a sign-in lasts (480 minutes, a working day). */
+  portal: { sessionTtlMs: env.PORTAL_SESSION_TTL_MINUTES * 60_000 },
 }));
 
 function parseTrustProxy(value: string | undefined): boolean | string[] {

@@ -34,6 +34,8 @@ import { receiptRoutes } from './routes/receipts.js';
 import { productRoutes } from './routes/products.js';
 import { settingsRoutes } from './routes/settings.js';
 import { shopRoutes } from './routes/shops.js';
+import { portalAccountRoutes } from './routes/portal-accounts.js';
+import { portalSessionRoutes, sessionCheck } from './routes/portal-session.js';
 
 export type EdgeApp = FastifyInstance;
 
@@ -100,7 +102,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   const tokenCounts = await createFailureCounts({ windowMs: config.throttle.tokenRate.windowMs, log });
   app.addHook('onClose', () => tokenCounts.stop());
   const throttle = await registerThrottle(app, config.throttle, deps.failureCounts, tokenCounts);
-  registerAuth(app, deps.verifier, posCredentialCheck(deps.client), throttle);
+  const sessions = { check: sessionCheck(deps.client), origins: config.publicBaseUrl ? [new URL(config.publicBaseUrl).origin] : [] };
+  registerAuth(app, deps.verifier, posCredentialCheck(deps.client), throttle, sessions);
   registerTokenLimit(app, config.throttle);
   await registerOpenApi(app, deps.version);
   if (log.isLevelEnabled('info')) {
@@ -129,5 +132,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   couponRoutes(zodApp, deps.client, { publicBaseUrl: config.publicBaseUrl });
   receiptRoutes(zodApp, deps.client);
   promotionRoutes(zodApp, deps.client);
+  portalSessionRoutes(zodApp, deps.client, { sessions, throttle, ttlMs: config.portal.sessionTtlMs });
+  portalAccountRoutes(zodApp, deps.client);
   return app;
 }
