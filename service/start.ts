@@ -17,6 +17,7 @@ import { projectRoot } from '../src/infra/project-root.js';
 import { resolveCheckoutSecret, resolveJwtSecret, type Secret } from '../src/secrets.js';
 import type { Logger } from '../src/logger.js';
 import { createServiceClient, type ServiceClient } from '../src/messaging/client.js';
+import { natsEventFeed } from '../src/messaging/event-feed.js';
 import { createPublisher, type Publisher } from '../src/messaging/publisher.js';
 
 /**
@@ -170,7 +171,7 @@ async function startEdgeSide(
     issuer: config.auth.issuer,
     audience: config.auth.audience,
   });
-  return buildEdge({ config, log, client, verifier, health: () => checkHealth(nc, client, children), version: packageVersion(), failureCounts });
+  return buildEdge({ config, log, client, verifier, health: () => checkHealth(nc, client, children), version: packageVersion(), failureCounts, events: natsEventFeed(nc) });
 }
 
 function logGenerated(log: Logger, variable: string, secret: Secret, note: string): void {

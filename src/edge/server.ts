@@ -36,6 +36,9 @@ import { settingsRoutes } from './routes/settings.js';
 import { shopRoutes } from './routes/shops.js';
 import { portalAccountRoutes } from './routes/portal-accounts.js';
 import { portalSessionRoutes, sessionCheck } from './routes/portal-session.js';
+import { portalEventRoutes } from './routes/portal-events.js';
+import { portalRoutes } from './routes/portal.js';
+import type { EventFeed } from '../messaging/event-feed.js';
 
 export type EdgeApp = FastifyInstance;
 
@@ -48,6 +51,8 @@ export interface EdgeDeps {
   version: string;
   /** Failed sign-in counts (shared by the edges when they share a NATS); the edge does not stop them. */
   failureCounts: FailureCounts;
+  /** The platform's events as they happen, for the server-sent event routes. */
+  events: EventFeed;
 }
 
 /** Client input is parsed with the route's zod schema; a failure lists every zod issue in `details`. */
@@ -134,5 +139,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   promotionRoutes(zodApp, deps.client);
   portalSessionRoutes(zodApp, deps.client, { sessions, throttle, ttlMs: config.portal.sessionTtlMs });
   portalAccountRoutes(zodApp, deps.client);
+  portalEventRoutes(zodApp, deps.events);
+  portalRoutes(zodApp);
   return app;
 }

@@ -1,0 +1,32 @@
+import type { FunctionComponent } from 'preact';
+import { html } from 'htm/preact';
+import type { ProjectApi } from '../api.js';
+import { useWords } from '../i18n.js';
+import type { Session } from '../session.js';
+import { Supervision } from './supervision.js';
+
+export interface ScreenProps {
+  api: ProjectApi;
+  session: Session;
+  navigate(screen: string): void;
+}
+
+export interface ScreenEntry {
+  id: string;
+  /** The API permission the screen needs to be offered at all. */
+  permission: string;
+  Title: FunctionComponent;
+  Screen: FunctionComponent<ScreenProps>;
+}
+
+function title(de: string, en: string): FunctionComponent {
+  const words = { de: { title: de }, en: { title: en } };
+  return function Title() {
+    return html`${useWords(words)('title')}`;
+  };
+}
+
+/** Every screen, in the navigation's order. */
+export const Screens: ScreenEntry[] = [
+  { id: 'supervision', permission: 'supervisor', Title: title('Aufsicht', 'Supervision'), Screen: Supervision },
+];
