@@ -3,6 +3,8 @@ import { html } from 'htm/preact';
 import type { ProjectApi } from '../api.js';
 import { useWords } from '../i18n.js';
 import type { Session } from '../session.js';
+import { Closings } from './closings/index.js';
+import { Orders } from './orders.js';
 import { Supervision } from './supervision.js';
 
 export interface ScreenProps {
@@ -29,4 +31,6 @@ function title(de: string, en: string): FunctionComponent {
 /** Every screen, in the navigation's order. */
 export const Screens: ScreenEntry[] = [
   { id: 'supervision', permission: 'supervisor', Title: title('Aufsicht', 'Supervision'), Screen: Supervision },
+  { id: 'orders', permission: 'ordersRead', Title: title('Bestellungen', 'Orders'), Screen: Orders },
+  { id: 'closings', permission: 'closingsRead', Title: title('Abschlüsse', 'Closings'), Screen: Closings },
 ];
