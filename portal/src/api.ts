@@ -45,16 +45,19 @@ export async function call<T = unknown>(method: string, url: string, options: Ca
   }
   const response = await fetch(url, { method, headers, body, credentials: 'same-origin', signal: options.signal });
   const text = await response.text();
-  const parsed: unknown = text && (response.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text;
+  const type = response.headers.get('content-type') ?? '';
+  // ndjson stays text: its caller reads it line by line.
+  const parsed: unknown = text && type.includes('json') && !type.includes('ndjson') ? JSON.parse(text) : text;
   if (!response.ok) throw toError(response.status, parsed);
   return { body: parsed as T, headers: response.headers, status: response.status };
 }
 
 function toError(status: number, body: unknown): ApiError {
-  const shape = (typeof body === 'object' && body !== null ? body : {}) as { type?: string; message?: string; details?: ErrorDetail[]; error?: { type?: string; message?: string } };
+  const shape = (typeof body === 'object' && body !== null ? body : {}) as { type?: string; message?: string; details?: ErrorDetail[]; error?: { type?: string; message?: string; details?: ErrorDetail[] } };
   const type = shape.type ?? shape.error?.type ?? `http_${status}`;
   const message = shape.message ?? shape.error?.message ?? `HTTP ${status}`;
-  return new ApiError(status, type, message, Array.isArray(shape.details) ? shape.details : []);
+  const details = shape.details ?? shape.error?.details;
+  return new ApiError(status, type, message, Array.isArray(details) ? details : []);
 }
 
 /** The calls of one project's API: paths are relative to `/{project}`. */

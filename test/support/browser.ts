@@ -108,3 +108,13 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: false });
 }
+
+/** What `read` answers once `done` holds for it (polled every 50 ms up to 15 s), for values the page settles on. */
+export async function settled<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const until = Date.now() + 15_000;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > until) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

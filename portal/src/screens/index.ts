@@ -3,8 +3,11 @@ import { html } from 'htm/preact';
 import type { ProjectApi } from '../api.js';
 import { useWords } from '../i18n.js';
 import type { Session } from '../session.js';
+import { Catalog } from './catalog/index.js';
 import { Closings } from './closings/index.js';
+import { Coupons } from './coupons/index.js';
 import { Orders } from './orders.js';
+import { Promotions } from './promotions/index.js';
 import { Supervision } from './supervision.js';
 
 export interface ScreenProps {
@@ -33,4 +36,7 @@ export const Screens: ScreenEntry[] = [
   { id: 'supervision', permission: 'supervisor', Title: title('Aufsicht', 'Supervision'), Screen: Supervision },
   { id: 'orders', permission: 'ordersRead', Title: title('Bestellungen', 'Orders'), Screen: Orders },
   { id: 'closings', permission: 'closingsRead', Title: title('Abschlüsse', 'Closings'), Screen: Closings },
+  { id: 'catalog', permission: 'productsRead', Title: title('Katalog', 'Catalog'), Screen: Catalog },
+  { id: 'coupons', permission: 'couponsRead', Title: title('Gutscheine', 'Coupons'), Screen: Coupons },
+  { id: 'promotions', permission: 'promotionsRead', Title: title('Aktionen', 'Promotions'), Screen: Promotions },
 ];
