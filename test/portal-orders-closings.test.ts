@@ -31,7 +31,8 @@ if (chromiumPresent(t)) {
   };
 
   t.test('finds an order by its date and opens its receipt in the page and as a download', async (t) => {
-    t.equal(await page.getByRole('link', { name: 'Bestellungen' }).getAttribute('aria-current'), 'page', 'accounting starts at Orders');
+    t.equal(await page.getByRole('link', { name: 'Heute' }).getAttribute('aria-current'), 'page', 'accounting starts at Today');
+    await page.getByRole('link', { name: 'Bestellungen' }).click();
     await page.getByLabel('Von').fill(day(-3));
     await page.getByLabel('Bis').fill(day(-1));
     await page.getByRole('button', { name: 'Suchen' }).click();
@@ -106,6 +107,7 @@ if (chromiumPresent(t)) {
   t.test('orders and closings fit a phone', async (t) => {
     const phone = await newPortalPage(browser, svc, { viewport: Viewports.phone });
     await signInThroughPortal(phone.page, accounting);
+    await phone.page.getByRole('link', { name: 'Bestellungen' }).click();
     await phone.page.getByRole('button', { name: 'Suchen' }).click();
     await phone.page.getByText('2 Bestellungen').waitFor();
     await assertFitsWidth(t, phone.page, 'orders on a phone');

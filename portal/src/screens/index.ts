@@ -8,7 +8,11 @@ import { Closings } from './closings/index.js';
 import { Coupons } from './coupons/index.js';
 import { Orders } from './orders.js';
 import { Promotions } from './promotions/index.js';
+import { Accounts } from './accounts.js';
+import { Settings } from './settings.js';
+import { Shops } from './shops.js';
 import { Supervision } from './supervision.js';
+import { Today } from './today.js';
 
 export interface ScreenProps {
   api: ProjectApi;
@@ -33,10 +37,14 @@ function title(de: string, en: string): FunctionComponent {
 
 /** Every screen, in the navigation's order. */
 export const Screens: ScreenEntry[] = [
+  { id: 'today', permission: 'ordersRead', Title: title('Heute', 'Today'), Screen: Today },
   { id: 'supervision', permission: 'supervisor', Title: title('Aufsicht', 'Supervision'), Screen: Supervision },
   { id: 'orders', permission: 'ordersRead', Title: title('Bestellungen', 'Orders'), Screen: Orders },
   { id: 'closings', permission: 'closingsRead', Title: title('Abschlüsse', 'Closings'), Screen: Closings },
   { id: 'catalog', permission: 'productsRead', Title: title('Katalog', 'Catalog'), Screen: Catalog },
   { id: 'coupons', permission: 'couponsRead', Title: title('Gutscheine', 'Coupons'), Screen: Coupons },
   { id: 'promotions', permission: 'promotionsRead', Title: title('Aktionen', 'Promotions'), Screen: Promotions },
+  { id: 'shops', permission: 'shopsRead', Title: title('Shops', 'Shops'), Screen: Shops },
+  { id: 'settings', permission: 'projectsWrite', Title: title('Einstellungen', 'Settings'), Screen: Settings },
+  { id: 'accounts', permission: 'projectsWrite', Title: title('Konten', 'Accounts'), Screen: Accounts },
 ];
