@@ -11,6 +11,7 @@ COPY actors actors
 COPY subjects subjects
 COPY scripts scripts
 COPY bench bench
+COPY portal portal
 RUN npm run build && npm prune --omit=dev --omit=optional
 
 FROM node:20-bookworm-slim

@@ -24,6 +24,7 @@ import { createReceiptsActor } from './receipts/handler.js';
 import { startOutboxRelay } from './outbox/relay.js';
 import { outboxBacklog } from './outbox/sql.js';
 import { createPosCredentialsActor } from './pos-credentials/handler.js';
+import { createPortalAccountsActor } from './portal-accounts/handler.js';
 import { startFulfillmentCaller } from './fulfillment-caller/handler.js';
 import { createPromotionsActor } from './promotions/handler.js';
 import { createSettingsActor } from './settings/handler.js';
@@ -99,6 +100,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...receipts.routes,
     ...createPromotionsActor({ sql, eventsWritten: () => relay.nudge() }),
     ...createPosCredentialsActor({ sql }),
+    ...createPortalAccountsActor({ sql }),
     ...createClosingSchedulesActor({ sql }),
     ...closingSequence.routes,
     ...idempotencyKeys.routes,

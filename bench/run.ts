@@ -3,6 +3,7 @@ import { checkoutInfoScenario } from './scenarios/checkout-info.js';
 import { closingScenario } from './scenarios/closing.js';
 import { fiscalScenario } from './scenarios/fiscal.js';
 import { fullFlowScenario } from './scenarios/full-flow.js';
+import { portalScenario } from './scenarios/portal.js';
 import { fulfillmentScenario } from './scenarios/fulfillment.js';
 import { importScenario } from './scenarios/import.js';
 import { receiptScenario } from './scenarios/receipt.js';
@@ -21,6 +22,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
   closing: closingScenario,
   receipt: receiptScenario,
   fiscal: fiscalScenario,
+  portal: portalScenario,
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

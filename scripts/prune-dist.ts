@@ -6,6 +6,7 @@ import { projectRoot } from '../src/infra/project-root.js';
  * Removes compiled files whose TypeScript source is gone. tsc (incremental) writes dist/ but never
  * deletes from it, so a deleted test would still run from dist/test/ (npm test runs this after the
  * build). A file `dist/<dir>/x.js` (and its .map and .d.ts) goes when `<dir>/x.ts` does not exist.
+ * dist/portal is the portal's bundle (scripts/build-portal.ts), written whole by each build.
  */
 const root = projectRoot();
 const dist = path.join(root, 'dist');
@@ -15,7 +16,7 @@ function prune(dir: string): number {
   let removed = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) removed += prune(file);
+    if (entry.isDirectory()) removed += file === path.join(dist, 'portal') ? 0 : prune(file);
     else if (Compiled.test(entry.name)) {
       const source = path.join(root, path.relative(dist, file)).replace(Compiled, '.ts');
       if (!existsSync(source)) {

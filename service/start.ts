@@ -19,6 +19,7 @@ import { resolveCheckoutSecret, resolveJwtSecret, type Secret } from '../src/sec
 import type { Logger } from '../src/logger.js';
 import { createServiceClient, type ServiceClient } from '../src/messaging/client.js';
 import { createMetrics, serveMetrics, type Metrics } from '../src/infra/metrics.js';
+import { natsEventFeed } from '../src/messaging/event-feed.js';
 import { createPublisher, type Publisher } from '../src/messaging/publisher.js';
 
 /**
@@ -189,7 +190,7 @@ async function startEdgeSide(
   });
   return buildEdge({
     config, log, client, verifier, health: () => checkHealth(nc, client, children), version: packageVersion(), failureCounts,
-    drain: parts.drain, metrics: parts.metrics, serveMetrics: config.metrics.port === undefined,
+    drain: parts.drain, metrics: parts.metrics, serveMetrics: config.metrics.port === undefined, events: natsEventFeed(nc),
   });
 }
 

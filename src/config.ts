@@ -71,6 +71,7 @@ const Environment = z
     SHUTDOWN_GRACE_MS: variable(z.coerce.number().int().min(0).default(10_000)),
     SHUTDOWN_DELAY_MS: variable(z.coerce.number().int().min(0).default(0)),
     METRICS_PORT: variable(z.coerce.number().int().min(0).max(65535).optional()),
+    PORTAL_SESSION_TTL_MINUTES: variable(z.coerce.number().int().min(1).max(43_200).default(480)),
   })
   .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
     message: 'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
@@ -171,6 +172,8 @@ const Configuration = Environment.transform((env) => ({
     /** How long one call to a cloud TSE (fiskaly) may take, answer included. */
     timeoutMs: env.FISCAL_TIMEOUT_MS,
   },
+  /** The retailer portal at /portal: how long a sign-in lasts (480 minutes, a working day). */
+  portal: { sessionTtlMs: env.PORTAL_SESSION_TTL_MINUTES * 60_000 },
 }));
 
 function parseTrustProxy(value: string | undefined): boolean | string[] {

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { decodeJwt } from 'jose';
 import type { Caller } from '../../subjects/checkout-process.js';
 import type { Permission } from '../auth/permissions.js';
+import { checkOrigin, readCookie, requireChosenPassword, SessionCookie, sessionPrincipal, type SessionAuth } from '../auth/sessions.js';
 import type { Principal, TokenVerifier } from '../auth/tokens.js';
 import { AppError } from '../errors.js';
 import type { AuthThrottle } from './throttle.js';
@@ -32,7 +33,7 @@ declare module 'fastify' {
   }
 }
 
-export function registerAuth(app: FastifyInstance, verifier: TokenVerifier, checkPosCredential: PosCredentialCheck, throttle: AuthThrottle): void {
+export function registerAuth(app: FastifyInstance, verifier: TokenVerifier, checkPosCredential: PosCredentialCheck, throttle: AuthThrottle, sessions: SessionAuth): void {
   app.decorateRequest('principal', null);
 
   app.addHook('onRoute', (route) => {
@@ -48,6 +49,11 @@ export function registerAuth(app: FastifyInstance, verifier: TokenVerifier, chec
     // The app SDKs send their token as Client-Token: the same JWT.
     const clientToken = request.headers['client-token'];
     const header = request.headers.authorization ?? (typeof clientToken === 'string' && clientToken ? `Bearer ${clientToken}` : '');
+    const session = header ? undefined : readCookie(request.headers.cookie, SessionCookie);
+    if (session) {
+      request.principal = requirePermissions(await portalPrincipal(request, session, sessions), auth.permissions);
+      return;
+    }
     const principal = /^basic /i.test(header) && auth.basic === 'pos' ? await posPrincipal(request, reply, header, checkPosCredential, throttle) : await tokenPrincipal(request, reply, header, verifier, throttle);
     request.principal = requirePermissions(principal, auth.permissions);
   });
@@ -71,6 +77,14 @@ async function tokenPrincipal(request: FastifyRequest, reply: FastifyReply, head
   if (principal.sub && !throttle.quiet()) await throttle.check(request, reply, `sub:${principal.sub}`);
   const { project } = request.params as { project?: string };
   if (principal.project !== project) throw AppError.forbidden(`the token is not valid for project ${project}`);
+  return principal;
+}
+
+async function portalPrincipal(request: FastifyRequest, token: string, sessions: SessionAuth): Promise<Principal> {
+  checkOrigin(request.method, request.headers.origin, `${request.protocol}://${request.host}`, sessions.origins);
+  const principal = sessionPrincipal(requireChosenPassword(await sessions.check(token)));
+  const { project } = request.params as { project?: string };
+  if (principal.project !== project) throw AppError.forbidden(`the session is not valid for project ${project}`);
   return principal;
 }
 

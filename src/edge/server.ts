@@ -38,6 +38,11 @@ import { receiptRoutes } from './routes/receipts.js';
 import { productRoutes } from './routes/products.js';
 import { settingsRoutes } from './routes/settings.js';
 import { shopRoutes } from './routes/shops.js';
+import { portalAccountRoutes } from './routes/portal-accounts.js';
+import { portalSessionRoutes, sessionCheck } from './routes/portal-session.js';
+import { portalEventRoutes } from './routes/portal-events.js';
+import { portalRoutes } from './routes/portal.js';
+import type { EventFeed } from '../messaging/event-feed.js';
 
 export type EdgeApp = FastifyInstance;
 
@@ -55,6 +60,8 @@ export interface EdgeDeps {
   metrics: Metrics;
   /** Serve `/metrics` on the edge's port (METRICS_PORT unset). */
   serveMetrics: boolean;
+  /** The platform's events as they happen, for the server-sent event routes. */
+  events: EventFeed;
 }
 
 /** Client input is parsed with the route's zod schema; a failure lists every zod issue in `details`. */
@@ -112,7 +119,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   const tokenCounts = await createFailureCounts({ windowMs: config.throttle.tokenRate.windowMs, log });
   app.addHook('onClose', () => tokenCounts.stop());
   const throttle = await registerThrottle(app, config.throttle, deps.failureCounts, tokenCounts);
-  registerAuth(app, deps.verifier, posCredentialCheck(deps.client), throttle);
+  const sessions = { check: sessionCheck(deps.client), origins: config.publicBaseUrl ? [new URL(config.publicBaseUrl).origin] : [] };
+  registerAuth(app, deps.verifier, posCredentialCheck(deps.client), throttle, sessions);
   registerTokenLimit(app, config.throttle);
   // A claim outlives the longest a create can take (one worker call) with room to spare.
   registerIdempotency(app, deps.client, { waitMs: config.requestTimeoutMs, leaseMs: Math.max(30_000, 2 * config.requestTimeoutMs) });
@@ -144,5 +152,9 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   couponRoutes(zodApp, deps.client, { publicBaseUrl: config.publicBaseUrl });
   receiptRoutes(zodApp, deps.client);
   promotionRoutes(zodApp, deps.client);
+  portalSessionRoutes(zodApp, deps.client, { sessions, throttle, ttlMs: config.portal.sessionTtlMs });
+  portalAccountRoutes(zodApp, deps.client);
+  portalEventRoutes(zodApp, deps.events);
+  portalRoutes(zodApp);
   return app;
 }

@@ -1,0 +1,179 @@
+import { html } from 'htm/preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, type ProjectApi } from '../api.js';
+import { formatDateTime } from '../format.js';
+import { useWords } from '../i18n.js';
+import { ErrorMessage, Field, invalid, useId, useLoad } from '../ui.js';
+import type { ScreenProps } from './index.js';
+
+interface ProjectSettings {
+  currency: string;
+  taxRates: Record<string, string>;
+  paymentMethods: string[];
+  locale: string;
+  companyName: string;
+  taxNumber: string;
+  vatID: string;
+  companyAdress: { street: string; zip: string; city: string; country: string };
+  fiscalization?: { provider: string };
+}
+
+const words = {
+  de: {
+    company: 'Unternehmen', companyName: 'Firmenname', taxNumber: 'Steuernummer', vatID: 'USt-IdNr.', street: 'Straße', zip: 'PLZ', city: 'Ort', country: 'Land',
+    sales: 'Verkauf', currency: 'Währung', taxRates: 'Steuersätze (je Zeile: Kategorie = Prozent)', paymentMethods: 'Zahlarten (durch Komma getrennt)',
+    save: 'Einstellungen speichern', saved: 'Gespeichert.',
+    fiscal: 'Fiskalisierung', provider: 'TSE-Anbieter', serial: 'TSE-Seriennummer', certified: 'Zertifiziert', yes: 'ja', no: 'nein (nur für Entwicklung)', notYet: 'Noch nicht signiert.', registers: 'Kassen (je Shop)',
+    pos: 'PoS-Zugänge', posName: 'Name des Zugangs', posCreate: 'Zugang anlegen', posPassword: 'Benutzer {user}, Passwort {password} (wird nur jetzt angezeigt)', posRemove: 'Zugang {name} löschen', posNone: 'Kein PoS-Zugang.',
+  },
+  en: {
+    company: 'Company', companyName: 'Company name', taxNumber: 'Tax number', vatID: 'VAT id', street: 'Street', zip: 'Postcode', city: 'City', country: 'Country',
+    sales: 'Sales', currency: 'Currency', taxRates: 'Tax rates (one per line: category = percent)', paymentMethods: 'Payment methods (comma-separated)',
+    save: 'Save settings', saved: 'Saved.',
+    fiscal: 'Fiscalization', provider: 'TSE provider', serial: 'TSE serial number', certified: 'Certified', yes: 'yes', no: 'no (development only)', notYet: 'Nothing signed yet.', registers: 'Tills (one per shop)',
+    pos: 'PoS credentials', posName: 'Name of the credential', posCreate: 'Create credential', posPassword: 'User {user}, password {password} (shown only now)', posRemove: 'Delete credential {name}', posNone: 'No PoS credential.',
+  },
+};
+
+interface Draft {
+  companyName: string; taxNumber: string; vatID: string; street: string; zip: string; city: string; country: string;
+  currency: string; taxRates: string; paymentMethods: string;
+}
+
+const draftOf = (s: ProjectSettings): Draft => ({
+  companyName: s.companyName, taxNumber: s.taxNumber, vatID: s.vatID, ...s.companyAdress,
+  currency: s.currency,
+  taxRates: Object.entries(s.taxRates).map(([k, v]) => `${k} = ${v}`).join('\n'),
+  paymentMethods: s.paymentMethods.join(', '),
+});
+
+/** Company data, tax rates and payment methods; the fiscalization status; PoS credentials. */
+export function Settings({ api }: ScreenProps) {
+  const t = useWords(words);
+  const [stored, setStored] = useState<ProjectSettings | null>(null);
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [status, setStatus] = useState('');
+  const [error, setError] = useState<unknown>();
+  const prefix = useId('settings');
+  useEffect(() => void api.get<ProjectSettings>('/settings').then((s) => (setStored(s), setDraft(draftOf(s))), setError), [api]);
+  if (!stored || !draft) return html`<${ErrorMessage} error=${error} />`;
+
+  const save = async (event: Event) => {
+    event.preventDefault();
+    setErrors({});
+    setStatus('');
+    const taxRates = Object.fromEntries(draft.taxRates.split('\n').map((l) => l.split('=').map((p) => p.trim())).filter(([k]) => k).map(([k, v]) => [k, v ?? '']));
+    const { fiscalization: _kept, ...rest } = stored as ProjectSettings & { project?: string };
+    delete (rest as { project?: string }).project;
+    const body = {
+      ...rest,
+      companyName: draft.companyName, taxNumber: draft.taxNumber, vatID: draft.vatID,
+      companyAdress: { street: draft.street, zip: draft.zip, city: draft.city, country: draft.country },
+      currency: draft.currency.trim(), taxRates,
+      paymentMethods: draft.paymentMethods.split(',').map((m) => m.trim()).filter(Boolean),
+    };
+    try {
+      const saved = await api.send<ProjectSettings>('PUT', '/settings', body);
+      setStored(saved);
+      setDraft(draftOf(saved));
+      setStatus(t('saved'));
+    } catch (err) {
+      if (err instanceof ApiError && err.details.length) {
+        const byField: Record<string, string> = {};
+        for (const d of err.details) {
+          const [first, second] = (d.path ?? '').split('.');
+          byField[first === 'companyAdress' ? (second ?? first) : (first ?? '')] ??= d.message ?? '';
+        }
+        setErrors(byField);
+      } else setError(err);
+    }
+  };
+  const field = (name: keyof Draft, multiline = false) => {
+    const id = `${prefix}-${name}`;
+    const onInput = (e: Event) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value });
+    return html`<${Field} id=${id} label=${t(name)} error=${errors[name]}>
+      ${multiline ? html`<textarea id=${id} rows="3" value=${draft[name]} onInput=${onInput} ...${invalid(id, errors[name])}></textarea>` : html`<input id=${id} value=${draft[name]} onInput=${onInput} ...${invalid(id, errors[name])} />`}
+    <//>`;
+  };
+
+  return html`<div>
+    <form onSubmit=${save}>
+      <section class="panel" aria-labelledby=${`${prefix}-company`}>
+        <h2 id=${`${prefix}-company`}>${t('company')}</h2>
+        <div class="row">${field('companyName')}${field('taxNumber')}${field('vatID')}</div>
+        <div class="row">${field('street')}${field('zip')}${field('city')}${field('country')}</div>
+      </section>
+      <section class="panel" aria-labelledby=${`${prefix}-sales`}>
+        <h2 id=${`${prefix}-sales`}>${t('sales')}</h2>
+        <div class="row">${field('currency')}${field('paymentMethods')}</div>
+        ${field('taxRates', true)}
+        <${ErrorMessage} error=${error} />
+        <p role="status">${status}</p>
+        <button type="submit">${t('save')}</button>
+      </section>
+    </form>
+    <${FiscalStatus} api=${api} />
+    <${PosCredentials} api=${api} />
+  </div>`;
+}
+
+function FiscalStatus({ api }: { api: ProjectApi }) {
+  const t = useWords(words);
+  const registers = useLoad((signal) => api.get<{ provider: string | null; reason?: string; tse: { serialNumber: string; certified: boolean } | null; registers?: unknown[] }>('/fiscalization/registers', { signal }), [api]);
+  const r = registers.data;
+  return html`<section class="panel" aria-labelledby="fiscal-title">
+    <h2 id="fiscal-title">${t('fiscal')}</h2>
+    <${ErrorMessage} error=${registers.error} />
+    ${r
+      ? html`<dl class="facts">
+          <dt>${t('provider')}</dt><dd>${r.provider ?? '–'}${r.reason ? ` (${r.reason})` : ''}</dd>
+          ${r.tse
+            ? html`<dt>${t('serial')}</dt><dd class="mono">${r.tse.serialNumber}</dd><dt>${t('certified')}</dt><dd>${r.tse.certified ? t('yes') : t('no')}</dd>`
+            : html`<dt>TSE</dt><dd>${t('notYet')}</dd>`}
+          <dt>${t('registers')}</dt><dd>${r.registers?.length ?? 0}</dd>
+        </dl>`
+      : null}
+  </section>`;
+}
+
+function PosCredentials({ api }: { api: ProjectApi }) {
+  const t = useWords(words);
+  const list = useLoad((signal) => api.get<{ credentials: Array<{ user: string; name: string; permissions: string[]; createdAt: string }> }>('/pos/credentials', { signal }), [api]);
+  const [name, setName] = useState('');
+  const [notice, setNotice] = useState('');
+  const [error, setError] = useState<unknown>();
+  const id = useId('pos-name');
+  const create = async (event: Event) => {
+    event.preventDefault();
+    try {
+      const created = await api.send<{ user: string; password: string }>('POST', '/pos/credentials', { name, permissions: ['checkoutRead', 'updatePricingCheckoutProcess'] });
+      setNotice(t('posPassword', { user: created.user, password: created.password }));
+      setName('');
+      list.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const remove = (user: string) => async () => {
+    try {
+      await api.send('DELETE', `/pos/credentials/${user}`);
+      list.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return html`<section class="panel" aria-labelledby="pos-title">
+    <h2 id="pos-title">${t('pos')}</h2>
+    <${ErrorMessage} error=${list.error ?? error} />
+    <p role="status" class="mono">${notice}</p>
+    ${list.data && !list.data.credentials.length ? html`<p>${t('posNone')}</p>` : null}
+    <ul class="plain">
+      ${(list.data?.credentials ?? []).map((c) => html`<li>${c.name} <span class="muted mono">${c.user} · ${formatDateTime(c.createdAt)}</span> <button type="button" class="link" aria-label=${t('posRemove', { name: c.name })} onClick=${remove(c.user)}>✕</button></li>`)}
+    </ul>
+    <form class="toolbar" onSubmit=${create}>
+      <${Field} id=${id} label=${t('posName')}><input id=${id} required value=${name} onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} /><//>
+      <button type="submit">${t('posCreate')}</button>
+    </form>
+  </section>`;
+}

@@ -1,0 +1,216 @@
+import { html } from 'htm/preact';
+import { useEffect, useState } from 'preact/hooks';
+import type { ProjectApi } from '../api.js';
+import { useEventStream } from '../events.js';
+import { formatTime, money } from '../format.js';
+import { useWords } from '../i18n.js';
+import { ErrorMessage, useId } from '../ui.js';
+import type { ScreenProps } from './index.js';
+import { ShopPicker } from './shop-picker.js';
+
+/**
+ * Supervision: the checkout processes of a shop that wait for a supervisor (an age check, a forced
+ * control), live: the list is loaded once the shop's events are followed, and each event adds,
+ * updates or removes a process. The supervisor sees the cart and the required age, and approves,
+ * rejects (the payment fails) or aborts the purchase.
+ */
+interface Check {
+  id: string;
+  type: 'min_age' | 'supervisor_approval';
+  requiredAge?: number;
+  state: string;
+}
+
+interface LineItem {
+  id: string;
+  type: string;
+  name: string;
+  amount: number;
+  totalPrice: number;
+  saleRestriction?: string;
+}
+
+interface Process {
+  id: string;
+  createdAt: string;
+  paymentState: string;
+  aborted: boolean;
+  routingTarget: string;
+  checks: Check[];
+  currency: string;
+  pricing?: { lineItems: LineItem[]; price: { price: number } };
+}
+
+interface ProcessEvent {
+  id: string;
+  event: string;
+  process: Omit<Process, 'pricing'> & { shopID: string };
+}
+
+const words = {
+  de: {
+    waiting: '{n} Vorgänge warten auf Sie',
+    none: 'Kein Vorgang wartet auf eine Aufsicht.',
+    fresh: '{n} neu',
+    seen: 'Gesehen',
+    arrived: 'Neuer Vorgang wartet: {what}',
+    age: 'Alterskontrolle ab {age}',
+    control: 'Kontrolle',
+    since: 'seit {time}',
+    item: 'Artikel',
+    amount: 'Menge',
+    price: 'Preis',
+    total: 'Summe',
+    approve: 'Freigeben',
+    reject: 'Ablehnen',
+    abort: 'Abbrechen',
+    cart: 'Warenkorb',
+    isNew: 'Neu',
+  },
+  en: {
+    waiting: '{n} processes wait for you',
+    none: 'No process waits for a supervisor.',
+    fresh: '{n} new',
+    seen: 'Seen',
+    arrived: 'A new process waits: {what}',
+    age: 'Age check {age}+',
+    control: 'Control',
+    since: 'since {time}',
+    item: 'Item',
+    amount: 'Quantity',
+    price: 'Price',
+    total: 'Total',
+    approve: 'Approve',
+    reject: 'Reject',
+    abort: 'Abort',
+    cart: 'Cart',
+    isNew: 'New',
+  },
+};
+
+const ShopKey = 'portal.supervision.shop';
+const waits = (p: Pick<Process, 'routingTarget' | 'aborted' | 'paymentState'>) => p.routingTarget === 'supervisor' && !p.aborted && (p.paymentState === 'pending' || p.paymentState === 'processing');
+
+export function Supervision({ api }: ScreenProps) {
+  const t = useWords(words);
+  const [shop, setShop] = useState(localStorage.getItem(ShopKey) ?? '');
+  const [waiting, setWaiting] = useState<Process[]>([]);
+  const [fresh, setFresh] = useState<Set<string>>(new Set());
+  const [announcement, setAnnouncement] = useState('');
+  const [error, setError] = useState<unknown>();
+
+  const chooseShop = (id: string) => {
+    localStorage.setItem(ShopKey, id);
+    setShop(id);
+    setWaiting([]);
+    setFresh(new Set());
+  };
+
+  const describe = (p: Pick<Process, 'checks'>) =>
+    p.checks
+      .filter((c) => c.state === 'pending')
+      .map((c) => (c.type === 'min_age' ? t('age', { age: c.requiredAge ?? '' }) : t('control')))
+      .join(', ');
+
+  useEventStream(
+    shop ? api.url(`/checkout/events?shop=${encodeURIComponent(shop)}`) : null,
+    {
+      onReady: async () => {
+        try {
+          const { processes } = await api.get<{ processes: Process[] }>(`/checkout/process?shop=${encodeURIComponent(shop)}&limit=1000`);
+          setWaiting(processes.filter(waits).sort((a, b) => a.createdAt.localeCompare(b.createdAt)));
+          setError(undefined);
+        } catch (err) {
+          setError(err);
+        }
+      },
+      onEvent: async (_type, data) => {
+        const { process } = data as ProcessEvent;
+        if (!waits(process)) {
+          setWaiting((list) => list.filter((p) => p.id !== process.id));
+          return;
+        }
+        const full = await api.get<Process>(`/checkout/process/${process.id}`).catch(() => undefined);
+        if (!full || !waits(full)) return;
+        let added = false;
+        setWaiting((list) => {
+          added = !list.some((p) => p.id === full.id);
+          return added ? [...list, full] : list.map((p) => (p.id === full.id ? full : p));
+        });
+        if (added) {
+          setFresh((s) => new Set(s).add(full.id));
+          setAnnouncement(t('arrived', { what: describe(full) }));
+        }
+      },
+    },
+    ['checkout'],
+  );
+
+  useEffect(() => {
+    const base = document.title.replace(/^\(\d+\) /, '');
+    document.title = fresh.size ? `(${fresh.size}) ${base}` : base;
+  }, [fresh.size]);
+
+  const done = (id: string) => {
+    setWaiting((list) => list.filter((p) => p.id !== id));
+    setFresh((s) => {
+      const next = new Set(s);
+      next.delete(id);
+      return next;
+    });
+  };
+
+  return html`<div class="supervision">
+    <div class="toolbar">
+      <${ShopPicker} api=${api} value=${shop} onChange=${chooseShop} />
+      ${fresh.size ? html`<span class="badge" aria-hidden="true">${t('fresh', { n: fresh.size })}</span><button type="button" class="secondary" onClick=${() => setFresh(new Set())}>${t('seen')}</button>` : null}
+    </div>
+    <p class="sr-only" role="status" aria-live="polite">${announcement}</p>
+    <${ErrorMessage} error=${error} />
+    <p>${waiting.length ? t('waiting', { n: waiting.length }) : t('none')}</p>
+    <div class="cards">
+      ${waiting.map((p) => html`<${WaitingProcess} key=${p.id} api=${api} process=${p} isNew=${fresh.has(p.id)} title=${describe(p)} onDone=${() => done(p.id)} />`)}
+    </div>
+  </div>`;
+}
+
+/** One process that waits: what must be checked, the cart, and the supervisor's three answers. */
+function WaitingProcess({ api, process, isNew, title, onDone }: { api: ProjectApi; process: Process; isNew: boolean; title: string; onDone(): void }) {
+  const t = useWords(words);
+  const heading = useId('process');
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const act = (run: () => Promise<unknown>) => async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await run();
+      onDone();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const path = `/checkout/process/${process.id}`;
+  const lines = (process.pricing?.lineItems ?? []).filter((l) => l.type !== 'promotion' || l.totalPrice !== 0);
+
+  return html`<article class=${`card${isNew ? ' new' : ''}`} aria-labelledby=${heading}>
+    <h2 id=${heading}>${title}${isNew ? html` <span class="badge">${t('isNew')}</span>` : null}</h2>
+    <p class="muted">${t('since', { time: formatTime(process.createdAt) })}</p>
+    <table>
+      <caption class="sr-only">${t('cart')}</caption>
+      <thead><tr><th scope="col">${t('item')}</th><th scope="col" class="num">${t('amount')}</th><th scope="col" class="num">${t('price')}</th></tr></thead>
+      <tbody>
+        ${lines.map((l) => html`<tr><td>${l.name}${l.saleRestriction && l.saleRestriction !== 'none' ? html` <small>(${l.saleRestriction})</small>` : null}</td><td class="num">${l.amount}</td><td class="num">${money(l.totalPrice, process.currency)}</td></tr>`)}
+      </tbody>
+      <tfoot><tr><th scope="row" colspan="2">${t('total')}</th><td class="num">${money(process.pricing?.price.price, process.currency)}</td></tr></tfoot>
+    </table>
+    <${ErrorMessage} error=${error} />
+    <div class="actions">
+      <button type="button" disabled=${busy} onClick=${act(() => api.send('POST', `${path}/approval`, { type: 'supervisor' }))}>${t('approve')}</button>
+      <button type="button" class="secondary" disabled=${busy} onClick=${act(() => api.send('PATCH', path, { paymentState: 'failed' }))}>${t('reject')}</button>
+      <button type="button" class="danger" disabled=${busy} onClick=${act(() => api.send('PATCH', path, { aborted: true }))}>${t('abort')}</button>
+    </div>
+  </article>`;
+}

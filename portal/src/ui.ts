@@ -1,0 +1,85 @@
+import type { ComponentChildren } from 'preact';
+import { html } from 'htm/preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from './api.js';
+import { useWords } from './i18n.js';
+
+/** Small pieces the screens share: loading what a screen shows, showing an error, a labelled field. */
+
+const words = {
+  de: { loading: 'Lädt …', failed: 'Fehler', forbidden: 'Dafür fehlt Ihrer Rolle die Berechtigung.', unavailable: 'Der Dienst ist gerade nicht erreichbar. Bitte erneut versuchen.' },
+  en: { loading: 'Loading …', failed: 'Error', forbidden: 'Your role lacks the permission for this.', unavailable: 'The service cannot be reached right now. Please try again.' },
+};
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload(): void;
+}
+
+/** Runs `load` when `deps` change (and on reload()); keeps the last data while loading again. */
+export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: undefined, loading: true });
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    const controller = new AbortController();
+    setState((s) => ({ ...s, loading: true }));
+    load(controller.signal).then(
+      (data) => !controller.signal.aborted && setState({ data, error: undefined, loading: false }),
+      (error: unknown) => !controller.signal.aborted && setState((s) => ({ ...s, error, loading: false })),
+    );
+    return () => controller.abort();
+  }, [...deps, round]);
+  const reload = useCallback(() => setRound((r) => r + 1), []);
+  return { ...state, reload };
+}
+
+export function ErrorMessage({ error }: { error: unknown }) {
+  const t = useWords(words);
+  if (!error) return null;
+  let text: string;
+  if (error instanceof ApiError) text = error.status === 403 && error.type === 'forbidden' ? `${t('forbidden')} (${error.message})` : error.status >= 500 ? t('unavailable') : error.message;
+  else text = error instanceof Error ? error.message : String(error);
+  return html`<p class="error" role="alert"><strong>${t('failed')}:</strong> ${text}</p>`;
+}
+
+export function Loading({ when }: { when: boolean }) {
+  const t = useWords(words);
+  return when ? html`<p class="muted" role="status">${t('loading')}</p>` : null;
+}
+
+let fieldCount = 0;
+
+/** A stable id for a label's `for` and the messages a field points at. */
+export function useId(prefix: string): string {
+  const id = useRef('');
+  if (!id.current) id.current = `${prefix}-${++fieldCount}`;
+  return id.current;
+}
+
+/** A labelled control with an error shown at it (aria-describedby / aria-invalid point the reader there). */
+export function Field({ label, error, children, id }: { label: string; error?: string | undefined; id: string; children: ComponentChildren }) {
+  return html`<div class="field">
+    <label for=${id}>${label}</label>
+    ${children}
+    ${error ? html`<p class="field-error" id=${`${id}-error`}>${error}</p>` : null}
+  </div>`;
+}
+
+/** The attributes that tie a control to its Field's error. */
+export function invalid(id: string, error: string | undefined): Record<string, string | boolean> {
+  return error ? { 'aria-invalid': 'true', 'aria-describedby': `${id}-error` } : {};
+}
+
+/** Downloads a blob under a file name, as a link the person clicked would. */
+export function saveBlob(blob: Blob, name: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}

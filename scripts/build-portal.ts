@@ -1,0 +1,37 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import { projectRoot } from '../src/infra/project-root.js';
+
+/**
+ * The retailer portal's build (a step of `npm run build`): esbuild bundles portal/src into one
+ * minified script, and every file the edge serves is written beside a gzip and a brotli copy, so
+ * the edge answers compressed bytes without compressing per request. Nothing is fetched at run time.
+ */
+const root = projectRoot();
+const source = path.join(root, 'portal');
+const out = path.join(root, 'dist/portal');
+
+await rm(out, { recursive: true, force: true });
+await mkdir(out, { recursive: true });
+const bundle = await build({
+  entryPoints: [path.join(source, 'src/main.ts')],
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  target: ['chrome110', 'firefox110', 'safari16'],
+  write: false,
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+const files: Record<string, Uint8Array> = {
+  'app.js': bundle.outputFiles[0]!.contents,
+  'index.html': await readFile(path.join(source, 'index.html')),
+  'styles.css': await readFile(path.join(source, 'styles.css')),
+};
+for (const [name, bytes] of Object.entries(files)) {
+  await writeFile(path.join(out, name), bytes);
+  await writeFile(path.join(out, `${name}.gz`), gzipSync(bytes, { level: 9 }));
+  await writeFile(path.join(out, `${name}.br`), brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));
+}

@@ -1,0 +1,119 @@
+import { readFile } from 'node:fs/promises';
+import { unzipSync } from 'fflate';
+import type { Page } from 'playwright-core';
+import t from 'tap';
+import { assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, screenshot, signInThroughPortal, Viewports } from './support/browser.js';
+import { seedCheckout } from './support/checkout.js';
+import { startTestService } from './support/service.js';
+
+/**
+ * The portal's Orders and Closings in Chromium, as the accounting role uses them: an order found by
+ * its date, its receipt shown and downloaded; a closing started as a report job, watched until done,
+ * and its DSFinV-K zip downloaded; a closing schedule whose error is shown at its field.
+ */
+if (chromiumPresent(t)) {
+  const svc = await startTestService(t);
+  const fx = await seedCheckout(svc);
+  await fx.processIn('successful');
+  await fx.processIn('successful', { items: [{ sku: 'BREAD', amount: 1 }, { sku: 'WATER', amount: 1 }] });
+  const browser = await launchBrowser(t);
+  const accounting = await portalUser(svc, 'accounting');
+  const { page } = await newPortalPage(browser, svc);
+  await signInThroughPortal(page, accounting);
+
+  const downloaded = async (page: Page, click: () => Promise<void>) => {
+    const [download] = await Promise.all([page.waitForEvent('download'), click()]);
+    return { name: download.suggestedFilename(), bytes: await readFile((await download.path())!) };
+  };
+  const day = (offsetDays: number) => {
+    const d = new Date(Date.now() + offsetDays * 86_400_000);
+    return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+  };
+
+  t.test('finds an order by its date and opens its receipt in the page and as a download', async (t) => {
+    t.equal(await page.getByRole('link', { name: 'Heute' }).getAttribute('aria-current'), 'page', 'accounting starts at Today');
+    await page.getByRole('link', { name: 'Bestellungen' }).click();
+    await page.getByLabel('Von').fill(day(-3));
+    await page.getByLabel('Bis').fill(day(-1));
+    await page.getByRole('button', { name: 'Suchen' }).click();
+    await page.getByText('Keine Bestellung in diesem Zeitraum.').waitFor();
+
+    await page.getByLabel('Shop').selectOption('s1');
+    await page.getByLabel('Bis').fill(day(0));
+    await page.getByRole('button', { name: 'Suchen' }).click();
+    await page.getByText('2 Bestellungen').waitFor();
+    await assertAccessible(t, page, 'orders');
+    await screenshot(page, 'orders');
+
+    await page.getByRole('button', { name: 'Bestellung 1 öffnen' }).click();
+    const detail = page.getByRole('region', { name: /Bestellung 1 · Shop 1/ });
+    await detail.waitFor();
+    t.match(await detail.textContent(), /Wasser.*0,99\s€.*19 %.*1,98\s€/, 'the lines in de-DE money');
+    t.match(await detail.textContent(), /Netto.*1,66\s€.*0,32\s€.*1,98\s€/, 'the taxes per rate');
+    t.match(await detail.textContent(), /cash.*successful/, 'the payment');
+    await page.getByText('Transaktionsnummer').waitFor();
+    await page.getByRole('button', { name: 'Beleg anzeigen' }).click();
+    await page.getByTitle('Beleg der Bestellung 1 (PDF)').waitFor();
+    const receipt = await downloaded(page, () => page.getByRole('button', { name: 'Beleg herunterladen' }).click());
+    t.equal(receipt.bytes.subarray(0, 5).toString(), '%PDF-', 'the receipt is a PDF');
+    t.match(receipt.name, /^beleg-s1-1\.pdf$/);
+    await assertAccessible(t, page, 'order detail');
+    await page.getByRole('button', { name: 'Zurück zur Liste' }).click();
+  });
+
+  t.test('starts a closing, watches it finish and downloads its DSFinV-K zip', async (t) => {
+    await page.getByRole('link', { name: 'Abschlüsse' }).click();
+    await page.getByText('Noch kein Abschluss.').waitFor();
+    await page.getByLabel('Shop').selectOption('s1');
+    await page.getByRole('button', { name: 'Abschluss starten' }).click();
+    await page.getByText('Fertig: Abschluss 1.').waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Abschluss 1 öffnen' }).first().click();
+    const detail = page.getByRole('region', { name: /Abschluss 1 · Shop 1/ });
+    await detail.waitFor();
+    t.match(await detail.textContent(), /19 %.*7 %/, 'totals by tax rate');
+    t.match(await detail.textContent(), /cash.*5,46\s€/, 'totals by payment method');
+    const zipButton = page.getByRole('button', { name: 'DSFinV-K herunterladen' });
+    await zipButton.waitFor({ timeout: 30_000 });
+    await assertAccessible(t, page, 'closing detail');
+    await screenshot(page, 'closings');
+    const zip = await downloaded(page, () => zipButton.click());
+    t.match(zip.name, /\.zip$/);
+    const files = Object.keys(unzipSync(zip.bytes));
+    t.ok(files.includes('index.xml') && files.includes('transactions.csv'), `a DSFinV-K export (${files.length} files)`);
+    const csv = await downloaded(page, () => page.getByRole('button', { name: 'Belege (CSV) herunterladen' }).click());
+    t.match(csv.bytes.toString('utf8'), /\n/, 'the aggregated receipts too');
+    await page.getByRole('button', { name: 'Zurück zur Liste' }).click();
+    await page.getByRole('button', { name: 'Abschluss 1 öffnen' }).waitFor();
+    await assertAccessible(t, page, 'closings');
+  });
+
+  t.test("shows a schedule's validation error at its field, then saves it", async (t) => {
+    await page.getByRole('button', { name: 'Zeitplan hinzufügen' }).click();
+    const form = page.getByRole('form', { name: 'Zeitplan hinzufügen' });
+    await form.getByLabel('Stunde').fill('24');
+    await form.getByLabel('Minute').fill('30');
+    await form.getByRole('button', { name: 'Zeitplan speichern' }).click();
+    await form.getByText('with hour 24 (the end of the day) minute must be 0').waitFor();
+    t.equal(await form.getByLabel('Minute').getAttribute('aria-invalid'), 'true', 'the minute field is marked');
+    t.equal(await form.getByLabel('Stunde').getAttribute('aria-invalid'), null, 'the hour is not');
+    await assertAccessible(t, page, 'schedule form with an error');
+    await form.getByLabel('Minute').fill('0');
+    await form.getByRole('button', { name: 'Zeitplan speichern' }).click();
+    await page.getByText(/Mo, Di, Mi, Do, Fr, Sa um 24:00 \(Europe\/Berlin\)/).waitFor();
+    const schedules = await svc.request('GET', '/acme-test01/closings/schedules', { token: await svc.token(['closingsRead']) });
+    t.match(schedules.body.schedules, [{ shop: 's1', hour: 24, minute: 0 }]);
+  });
+
+  t.test('orders and closings fit a phone', async (t) => {
+    const phone = await newPortalPage(browser, svc, { viewport: Viewports.phone });
+    await signInThroughPortal(phone.page, accounting);
+    await phone.page.getByRole('link', { name: 'Bestellungen' }).click();
+    await phone.page.getByRole('button', { name: 'Suchen' }).click();
+    await phone.page.getByText('2 Bestellungen').waitFor();
+    await assertFitsWidth(t, phone.page, 'orders on a phone');
+    await phone.page.getByRole('link', { name: 'Abschlüsse' }).click();
+    await phone.page.getByRole('button', { name: 'Abschluss 1 öffnen' }).waitFor();
+    await assertFitsWidth(t, phone.page, 'closings on a phone');
+    await phone.context.close();
+  });
+}

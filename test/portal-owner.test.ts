@@ -1,0 +1,108 @@
+import t from 'tap';
+import { assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, signInThroughPortal, Viewports } from './support/browser.js';
+import { p, seedCheckout } from './support/checkout.js';
+import { startTestService, TestProject } from './support/service.js';
+
+/**
+ * An owner's screens in Chromium: Today (sales per shop and the last 14 days from the orders API),
+ * Shops, Settings (company data, validation at the field, fiscalization status, PoS credentials)
+ * and Accounts (a new account's one-time password signs in and must be replaced).
+ */
+if (chromiumPresent(t)) {
+  const svc = await startTestService(t);
+  const fx = await seedCheckout(svc);
+  await fx.processIn('successful');
+  await fx.processIn('successful', { items: [{ sku: 'BREAD', amount: 2 }] });
+  const browser = await launchBrowser(t);
+  const owner = await portalUser(svc, 'owner');
+  const { page } = await newPortalPage(browser, svc);
+  await signInThroughPortal(page, owner);
+
+  t.test("Today shows today's sales per shop and the last 14 days", async (t) => {
+    const today = page.getByRole('region', { name: 'Heute je Shop' });
+    await today.getByRole('cell', { name: 'Shop 1' }).waitFor();
+    t.match(await today.textContent(), /Shop 1.*2.*6,96\s€/, 'two orders, 1,98 € + 4,98 €');
+    const chart = page.getByRole('region', { name: 'Umsatz der letzten 14 Tage' });
+    t.equal(await chart.getByRole('row').count(), 15, 'a row per day under its header');
+    await assertAccessible(t, page, 'today');
+  });
+
+  t.test('edits a shop, showing a validation error at its field', async (t) => {
+    await page.getByRole('link', { name: 'Shops' }).click();
+    await page.getByRole('button', { name: 'Shop Shop 2 bearbeiten' }).click();
+    await page.getByLabel('Ort').fill('Hamburg');
+    await page.getByLabel('Name').fill('x'.repeat(201));
+    await page.getByRole('button', { name: 'Shop speichern' }).click();
+    await page.locator('.field-error').first().waitFor();
+    t.equal(await page.getByLabel('Name').getAttribute('aria-invalid'), 'true', 'the name field is marked');
+    await assertAccessible(t, page, 'shop form with an error');
+    await page.getByLabel('Name').fill('Filiale Hafen');
+    await page.getByRole('button', { name: 'Shop speichern' }).click();
+    await page.getByText('Gespeichert.').waitFor();
+    const shop = await svc.request('GET', `${p}/shops/s2`, { token: await svc.token(['shopsRead']) });
+    t.match(shop.body, { name: 'Filiale Hafen', city: 'Hamburg' });
+    await assertAccessible(t, page, 'shops');
+  });
+
+  t.test('saves the company data; shows the fiscalization status; creates a PoS credential', async (t) => {
+    await page.getByRole('link', { name: 'Einstellungen' }).click();
+    await page.getByLabel('Firmenname').fill('Markt GmbH');
+    await page.getByLabel('Währung').fill('euro');
+    await page.getByRole('button', { name: 'Einstellungen speichern' }).click();
+    await page.locator('.field-error').first().waitFor();
+    t.equal(await page.getByLabel('Währung').getAttribute('aria-invalid'), 'true', 'the currency is marked');
+    await page.getByLabel('Währung').fill('EUR');
+    await page.getByRole('button', { name: 'Einstellungen speichern' }).click();
+    await page.getByText('Gespeichert.').waitFor();
+    const settings = await svc.request('GET', `${p}/settings`, { token: await svc.token(['projectsWrite']) });
+    t.match(settings.body, { companyName: 'Markt GmbH', currency: 'EUR', taxRates: { normal: '19', reduced: '7' }, paymentMethods: ['cash', 'girocard'] });
+    await page.getByText('local').waitFor();
+    await page.getByLabel('Name des Zugangs').fill('Kasse 1');
+    await page.getByRole('button', { name: 'Zugang anlegen' }).click();
+    await page.getByText(/Benutzer pos-.*Passwort/).waitFor();
+    await assertAccessible(t, page, 'settings');
+  });
+
+  t.test("creates an account whose one-time password signs in and must be replaced", async (t) => {
+    await page.getByRole('link', { name: 'Konten' }).click();
+    await page.getByLabel('E-Mail').fill('neu@example.com');
+    await page.getByLabel('Rolle', { exact: true }).selectOption('supervisor');
+    await page.getByRole('button', { name: 'Anlegen' }).click();
+    const notice = await page.getByText(/Einmalpasswort für neu@example.com/).textContent();
+    const oneTime = /: (\S+) \(/.exec(notice ?? '')?.[1] ?? '';
+    t.ok(oneTime.length > 20, 'the one-time password is shown once');
+    await assertAccessible(t, page, 'accounts');
+
+    const other = await newPortalPage(browser, svc);
+    await other.page.goto('/portal/');
+    await other.page.getByLabel('Projekt').fill(TestProject);
+    await other.page.getByLabel('E-Mail').fill('neu@example.com');
+    await other.page.getByLabel('Passwort').fill(oneTime);
+    await other.page.getByRole('button', { name: 'Anmelden' }).click();
+    await other.page.getByRole('heading', { name: 'Neues Passwort wählen' }).waitFor();
+    await assertAccessible(t, other.page, 'choose a password');
+    await other.page.getByLabel('Aktuelles Passwort').fill(oneTime);
+    await other.page.getByLabel('Neues Passwort', { exact: true }).fill('mein-neues-passwort');
+    await other.page.getByLabel('Neues Passwort wiederholen').fill('mein-neues-passwort');
+    await other.page.getByRole('button', { name: 'Passwort speichern' }).click();
+    await other.page.getByRole('link', { name: 'Aufsicht' }).waitFor();
+    t.equal(await other.page.getByRole('link', { name: 'Konten' }).count(), 0, 'a supervisor manages no accounts');
+    await other.context.close();
+
+    await page.getByRole('combobox', { name: 'Rolle von neu@example.com' }).selectOption('accounting');
+    await page.waitForResponse((r) => r.url().includes('/portal/accounts') && r.request().method() === 'GET');
+    const accounts = await svc.request('GET', `${p}/portal/accounts`, { token: await svc.token(['projectsWrite']) });
+    t.match(accounts.body.accounts.find((a: any) => a.email === 'neu@example.com'), { role: 'accounting', passwordChangeRequired: false });
+  });
+
+  t.test('the owner screens fit a phone', async (t) => {
+    const phone = await newPortalPage(browser, svc, { viewport: Viewports.phone });
+    await signInThroughPortal(phone.page, owner);
+    for (const [screen, ready] of [['today', 'Heute je Shop'], ['shops', 'Alle Shops'], ['settings', 'Unternehmen'], ['accounts', 'Konto anlegen']] as const) {
+      await phone.page.goto(`/portal/${screen}`);
+      await phone.page.getByRole('heading', { name: ready, exact: true }).waitFor();
+      await assertFitsWidth(t, phone.page, `${screen} on a phone`);
+    }
+    await phone.context.close();
+  });
+}

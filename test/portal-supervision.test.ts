@@ -1,0 +1,121 @@
+import t from 'tap';
+import { assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, screenshot, signInThroughPortal, Viewports } from './support/browser.js';
+import { finishPayment, seedCheckout } from './support/checkout.js';
+import { startTestService, TestProject } from './support/service.js';
+
+/**
+ * The portal in Chromium: signing in and out, the lockout as a person sees it, the language switch,
+ * and Supervision: an age check an app creates through the API appears live, the supervisor
+ * approves it, and the app's process can then be paid; reject and abort end a process.
+ */
+if (chromiumPresent(t)) {
+  const svc = await startTestService(t);
+  const fx = await seedCheckout(svc);
+  const browser = await launchBrowser(t);
+  const supervisor = await portalUser(svc, 'supervisor');
+
+  t.test('signs in and out, says so when the password is wrong, and switches the language', async (t) => {
+    const { page, context } = await newPortalPage(browser, svc);
+    await page.goto('/portal/');
+    await assertAccessible(t, page, 'sign-in');
+    await page.getByLabel('Projekt').fill(TestProject);
+    await page.getByLabel('E-Mail').fill(supervisor.email);
+    await page.getByLabel('Passwort').fill('not the password');
+    await page.getByRole('button', { name: 'Anmelden' }).click();
+    t.equal(await page.getByRole('alert').textContent(), 'E-Mail oder Passwort ist falsch.');
+
+    await signInThroughPortal(page, supervisor);
+    t.equal(await page.getByRole('link', { name: 'Aufsicht' }).getAttribute('aria-current'), 'page', 'a supervisor starts at Supervision');
+    t.match(await page.getByRole('banner').textContent(), /Angemeldet als supervisor@example.com/);
+    const cookie = (await context.cookies()).find((c) => c.name === 'portal_session');
+    t.match(cookie, { httpOnly: true, sameSite: 'Strict' }, 'the session cookie is HttpOnly and SameSite=Strict');
+
+    await page.getByLabel('Sprache').selectOption('en');
+    await page.getByRole('navigation', { name: 'Main navigation' }).waitFor();
+    t.ok(await page.getByRole('link', { name: 'Supervision' }).isVisible(), 'English words after the switch');
+    t.equal(await page.evaluate('document.documentElement.lang'), 'en');
+    await page.reload();
+    t.ok(await page.getByRole('button', { name: 'Sign out' }).isVisible(), 'the choice is remembered');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    t.notOk((await context.cookies()).some((c) => c.name === 'portal_session' && c.value), 'the cookie is gone');
+    t.equal((await svc.request('GET', '/portal/api/session', { headers: { cookie: `portal_session=${cookie!.value}` } })).status, 403, 'the session ended');
+    await context.close();
+  });
+
+  t.test('five failed sign-ins lock the account; the portal says for how long', async (t) => {
+    const victim = await portalUser(svc, 'accounting', 'locked@example.com');
+    const { page, context } = await newPortalPage(browser, svc);
+    await page.goto('/portal/');
+    await page.getByLabel('Projekt').fill(TestProject);
+    await page.getByLabel('E-Mail').fill(victim.email);
+    for (let i = 0; i < 5; i++) {
+      await page.getByLabel('Passwort').fill(`wrong-${i}`);
+      await page.getByRole('button', { name: 'Anmelden' }).click();
+      await page.getByRole('alert').waitFor();
+      if (i < 4) await page.getByRole('alert').filter({ hasText: 'falsch' }).waitFor();
+    }
+    await page.getByLabel('Passwort').fill(victim.password);
+    await page.getByRole('button', { name: 'Anmelden' }).click();
+    await page.getByRole('alert').filter({ hasText: '15 Minuten' }).waitFor();
+    t.match(await page.getByRole('alert').textContent(), /gesperrt/, 'the right password is refused while locked');
+    t.notOk(await page.getByRole('navigation').count(), 'not signed in');
+    await context.close();
+  });
+
+  t.test('a supervisor approves a live age check that an app created, and the app then pays', async (t) => {
+    const { page, context } = await newPortalPage(browser, svc);
+    await signInThroughPortal(page, supervisor);
+    await page.getByText('Kein Vorgang wartet auf eine Aufsicht.').waitFor();
+
+    const created = await fx.createProcess({ items: [{ sku: 'WINE', amount: 1 }, { sku: 'WATER', amount: 2 }] });
+    t.equal(created.status, 201, created.text);
+    const id = created.body.id;
+    const card = page.getByRole('article', { name: /Alterskontrolle ab 18/ });
+    await card.waitFor();
+    t.match(await card.textContent(), /Rotwein.*5,99\s€.*Wasser.*1,98\s€.*Summe.*7,97\s€/, 'the cart, in de-DE money');
+    t.ok(await page.getByText('1 neu').isVisible(), 'a badge says a new one arrived');
+    t.match(await page.title(), /^\(1\) /, 'the tab title counts it too');
+    await assertAccessible(t, page, 'supervision');
+    await screenshot(page, 'supervision');
+
+    await card.getByRole('button', { name: 'Freigeben' }).click();
+    await card.waitFor({ state: 'detached' });
+    const approved = (await fx.getProcess(id)).body;
+    t.equal(approved.supervisorApproval, true);
+    t.match(approved.checks, [{ type: 'min_age', requiredAge: 18, state: 'successful', performedBy: 'portal:supervisor@example.com' }], 'the approval names the supervisor');
+    const paid = await finishPayment(svc, fx, id, 'successful');
+    t.equal(paid.paymentState, 'successful', "the app's process is paid after the approval");
+    await context.close();
+  });
+
+  t.test('reject fails the payment and abort aborts; both leave the list', async (t) => {
+    const { page, context } = await newPortalPage(browser, svc);
+    await signInThroughPortal(page, supervisor);
+    await page.getByText('Kein Vorgang wartet auf eine Aufsicht.').waitFor();
+    const first = (await fx.createProcess({ items: [{ sku: 'WINE', amount: 1 }] })).body.id;
+    await page.getByRole('article').first().waitFor();
+    const second = (await fx.createProcess({ items: [{ sku: 'RAZOR', amount: 1 }] })).body.id;
+    const control = page.getByRole('article', { name: /Kontrolle/ }).filter({ hasText: 'Rasierklingen' });
+    await control.waitFor();
+    await page.getByRole('article', { name: /Alterskontrolle/ }).getByRole('button', { name: 'Ablehnen' }).click();
+    await control.getByRole('button', { name: 'Abbrechen' }).click();
+    await page.getByText('Kein Vorgang wartet auf eine Aufsicht.').waitFor();
+    t.match((await fx.getProcess(first)).body, { paymentState: 'failed' });
+    t.match((await fx.getProcess(second)).body, { aborted: true, paymentState: 'failed' });
+    await context.close();
+  });
+
+  t.test('fits a phone (390 x 844)', async (t) => {
+    const { page, context } = await newPortalPage(browser, svc, { viewport: Viewports.phone });
+    await page.goto('/portal/');
+    await assertFitsWidth(t, page, 'sign-in on a phone');
+    await signInThroughPortal(page, supervisor);
+    await fx.createProcess({ items: [{ sku: 'WINE', amount: 1 }] });
+    await page.getByRole('article').first().waitFor();
+    await assertFitsWidth(t, page, 'supervision on a phone');
+    await assertAccessible(t, page, 'supervision on a phone');
+    await context.close();
+  });
+}
