@@ -3,7 +3,10 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund --omit=optional
+# The patches apply at install (postinstall); optional packages stay for the build (esbuild's
+# platform binary is one) and are pruned with the dev ones after it.
+COPY patches patches
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY service service
 COPY src src
