@@ -14,6 +14,7 @@ import * as imports from '../../subjects/imports.js';
 import { JobKinds, JobStream, type JobKind } from '../../subjects/jobs.js';
 import * as orders from '../../subjects/orders.js';
 import * as pos from '../../subjects/pos.js';
+import * as portalAccounts from '../../subjects/portal-accounts.js';
 import * as posCredentials from '../../subjects/pos-credentials.js';
 import * as pricing from '../../subjects/pricing.js';
 import * as products from '../../subjects/products.js';
@@ -46,6 +47,7 @@ export const SubjectModules: Record<string, Record<string, unknown>> = {
   imports,
   orders,
   pos,
+  'portal-accounts': portalAccounts,
   'pos-credentials': posCredentials,
   pricing,
   products,
