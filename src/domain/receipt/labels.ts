@@ -143,15 +143,6 @@ const en: ReceiptLabels = {
   paymentMethods: { ...methodNames, cash: 'Cash', deDirectDebit: 'SEPA direct debit', externalBilling: 'Invoice', gatekeeperTerminal: 'Card payment', customerCardPOS: 'Customer card' },
 };
 
-/** Per locale as settings spell it: reading a locale (Intl.Locale) cost more than a receipt's other words. */
-const byLocale = new Map<string, ReceiptLabels>();
-
 export function labelsFor(locale: string): ReceiptLabels {
-  let labels = byLocale.get(locale);
-  if (!labels) {
-    labels = new Intl.Locale(locale).language === 'de' ? de : en;
-    if (byLocale.size >= 64) byLocale.clear();
-    byLocale.set(locale, labels);
-  }
-  return labels;
+  return new Intl.Locale(locale).language === 'de' ? de : en;
 }

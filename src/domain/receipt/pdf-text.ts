@@ -32,15 +32,18 @@ interface RunGlyph {
   yOffset: number;
 }
 
-export interface TextRun {
-  glyphs: RunGlyph[];
-  /** The row's width as pdfkit measures it, in 1000ths of the font size. */
-  width: number;
-  /** Glyphs outside the prepared subset (none for most rows). */
-  extra: number[];
-  /** The TJ operator of a row all in the prepared subset and without offset glyphs. */
-  tj: string | undefined;
-}
+/**
+ * A row laid out. Most rows are all in the prepared subset without offset glyphs: kept as their
+ * TJ operator alone (a few hundred bytes, rows being kept by the ten thousand); the others with
+ * their glyphs, written per document.
+ */
+export type TextRun =
+  | {
+      /** The row's width as pdfkit measures it, in 1000ths of the font size. */
+      width: number;
+      tj: string;
+    }
+  | { width: number; glyphs: RunGlyph[] };
 
 /** An embeddable font subset: font glyph id → the subset's glyph id (its CID). */
 interface Subset {
@@ -161,9 +164,8 @@ export class PreparedFont {
       width += pieceWidth;
     }
     const cids = this.prepared.cids;
-    const extra = [...new Set(glyphs.filter((g) => !cids.has(g.id)).map((g) => g.id))];
-    const plain = !extra.length && glyphs.every((g) => !g.xOffset && !g.yOffset);
-    return { glyphs, width, extra, tj: plain ? tjOf(glyphs, cids) : undefined };
+    const plain = glyphs.every((g) => cids.has(g.id) && !g.xOffset && !g.yOffset);
+    return plain ? { width, tj: tjOf(glyphs, cids) } : { width, glyphs };
   }
 }
 
@@ -309,7 +311,7 @@ export class DocumentFonts {
     const extra = new Map<number, number[]>();
     for (const ops of pages) {
       for (const op of ops) {
-        if (typeof op === 'string' || !op.run.extra.length) continue;
+        if (typeof op === 'string' || !('glyphs' in op.run)) continue;
         for (const g of op.run.glyphs) if (!font.prepared.cids.has(g.id) && !extra.has(g.id)) extra.set(g.id, g.codePoints);
       }
     }
@@ -367,13 +369,13 @@ export class DocumentFonts {
         out.push(`${wanted} Tr`);
         mode = wanted;
       }
-      if (op.run.tj !== undefined) {
+      if ('tj' in op.run) {
         if (resource !== PreparedResource || size !== op.size) out.push(`/${PreparedResource} ${pdfNumber(op.size)} Tf`);
         resource = PreparedResource;
         size = op.size;
         out.push(op.run.tj);
       } else {
-        [resource, size] = this.glyphsOf(out, op, x, y, resource, size);
+        [resource, size] = this.glyphsOf(out, op.run.glyphs, op, y, resource, size);
       }
     }
     if (inText) out.push('ET', 'Q');
@@ -385,13 +387,13 @@ export class DocumentFonts {
    * A row with glyphs of both subsets or offset glyphs (marks): pdfkit's way of writing offset
    * glyphs (each at its own text matrix), switching between the subsets where they change.
    */
-  private glyphsOf(out: string[], row: TextRow, x0: number, y: number, resource: string, size: number): [string, number] {
+  private glyphsOf(out: string[], glyphs: readonly RunGlyph[], row: TextRow, y: number, resource: string, size: number): [string, number] {
     const scale = row.size / 1000;
     const prepared = this.font.prepared.cids;
     const extra = this.extra?.cids;
     let commands: string[] = [];
     let hex = '';
-    let x = x0;
+    let x = row.x;
     let hadOffset = false;
     const flush = () => {
       if (hex) commands.push(`<${hex}> 0`);
@@ -406,7 +408,7 @@ export class DocumentFonts {
       resource = wanted;
       size = row.size;
     };
-    for (const g of row.run.glyphs) {
+    for (const g of glyphs) {
       const inPrepared = prepared.has(g.id);
       const cid = inPrepared ? prepared.get(g.id)! : (extra?.get(g.id) ?? 0);
       if (g.xOffset || g.yOffset) {
