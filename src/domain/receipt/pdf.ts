@@ -1,13 +1,15 @@
 import PDFDocument from 'pdfkit';
-import QRCode from 'qrcode';
 import type { Font } from 'fontkit';
 import type { ReceiptLayout, ReceiptLine, ReceiptTse } from './layout.js';
+import { DocumentFonts, pdfNumber as n, preparedFont, type PageOps, type PreparedFont } from './pdf-text.js';
+import { qrModules, qrPath } from './qr.js';
 
 /**
  * Draws a receipt layout as a PDF: an 80 mm wide strip, one page as long as the receipt (the
  * longest ones continue on further pages of at most MaxPageHeight). Text is set in an embedded
- * TrueType font (subset to the glyphs used) that covers €, umlauts and ß; the TSE's DFKA code and
- * the order id are QR codes drawn as vector rectangles. The document is a stream (pdfkit): written while it is read.
+ * TrueType font that covers €, umlauts and ß (a subset prepared once per font, pdf-text.ts); the
+ * TSE's DFKA code and the order id are QR codes drawn as vector rectangles (qr.ts). pdfkit writes
+ * the document; the pages' content (text rows, rules, codes) is written here, as pdfkit would.
  */
 export interface ReceiptFonts {
   /**
@@ -32,37 +34,52 @@ const NameRows = 3;
 const BoldStroke = 0.045; // stroke width of bold rows, per point of font size
 const QrModule = 2.6;
 const QrQuiet = 2; // modules of white around the code; the page's margin adds to it
-const utf8 = new TextEncoder();
+
+/** Where blocks draw: the current page's content, and the font that sets and measures their text. */
+interface Canvas {
+  ops: PageOps;
+  font: PreparedFont;
+}
 
 interface Block {
   height: number;
-  draw(doc: PDFKit.PDFDocument, y: number): void;
+  draw(canvas: Canvas, y: number): void;
 }
 
 function writeReceiptPdf(layout: ReceiptLayout, fonts: ReceiptFonts): PDFKit.PDFDocument {
-  const blocks = plan(layout, fonts);
+  const font = preparedFont(fonts.regular);
+  const blocks = plan(layout, font);
   const total = blocks.reduce((sum, b) => sum + b.height, 0) + 2 * Margin;
   const pageHeight = Math.min(Math.ceil(total), MaxPageHeight);
-  const doc = new PDFDocument({
-    size: [Width, pageHeight],
-    margin: Margin,
-    compress: true,
-    lang: layout.language,
-    displayTitle: true,
-    // No default font: pdfkit would load its Helvetica metrics for every document. Ours are
-    // registered below as fontkit fonts, which pdfkit takes as they are (PDFFontFactory).
-    font: null as never,
-    info: { Title: layout.title, Author: layout.author, Subject: layout.qr, Creator: 'checkout-platform', CreationDate: layout.createdAt, ModDate: layout.createdAt },
-  });
-  doc.registerFont('regular', fonts.regular as never);
+  // The pages' content first: the fonts a document embeds depend on the glyphs all its rows use.
+  const pages: PageOps[] = [[]];
   let y = Margin;
   for (const block of blocks) {
     if (y + block.height > pageHeight - Margin && y > Margin) {
-      doc.addPage({ size: [Width, pageHeight], margin: Margin });
+      pages.push([]);
       y = Margin;
     }
-    block.draw(doc, y);
+    block.draw({ ops: pages.at(-1)!, font }, y);
     y += block.height;
+  }
+  const documentFonts = new DocumentFonts(font, pages);
+  const doc = new PDFDocument({
+    autoFirstPage: false,
+    // Every stream is deflated here, at levels of our choosing (pdfkit's is the default level).
+    compress: false,
+    lang: layout.language,
+    displayTitle: true,
+    // No default font: pdfkit would load its Helvetica metrics for every document.
+    font: null as never,
+    info: { Title: layout.title, Author: layout.author, Subject: layout.qr, Creator: 'checkout-platform', CreationDate: layout.createdAt, ModDate: layout.createdAt },
+  });
+  for (const ops of pages) {
+    const page = doc.addPage({ size: [Width, pageHeight], margin: Margin }).page;
+    Object.assign(page.fonts, documentFonts.embed(doc));
+    // After pdfkit's own content (the matrix it draws top-down with), a stream of ours.
+    const content = doc.ref({ Filter: 'FlateDecode' });
+    content.end(documentFonts.content(ops, pageHeight));
+    Object.assign(page.dictionary.data, { Contents: [page.content, content] });
   }
   doc.end();
   return doc;
@@ -75,13 +92,13 @@ export async function renderReceiptPdf(layout: ReceiptLayout, fonts: ReceiptFont
   return Buffer.concat(chunks);
 }
 
-function plan(layout: ReceiptLayout, fonts: ReceiptFonts): Block[] {
+function plan(layout: ReceiptLayout, font: PreparedFont): Block[] {
   const blocks: Block[] = [];
   layout.header.forEach((row, i) => blocks.push(i === 0 ? centered(row, 'bold', Large) : centered(row, 'regular', Body)));
   blocks.push(gap(6), centered(layout.title, 'bold', Body), gap(2));
   for (const [label, value] of layout.sale) blocks.push(pair(label, value, 'regular', Body));
   blocks.push(rule());
-  for (const line of layout.lines) blocks.push(...lineBlocks(line, fonts.regular));
+  for (const line of layout.lines) blocks.push(...lineBlocks(line, font));
   blocks.push(rule());
   blocks.push(pair(layout.total.label, layout.total.amount, 'bold', Large));
   blocks.push(gap(4));
@@ -91,7 +108,7 @@ function plan(layout: ReceiptLayout, fonts: ReceiptFonts): Block[] {
   for (const row of layout.taxTable.rows) blocks.push(columns(row, 'regular'));
   blocks.push(columns(layout.taxTable.sum, 'bold'));
   blocks.push(rule());
-  if (layout.tse) blocks.push(...tseBlocks(layout.tse, fonts.regular), rule());
+  if (layout.tse) blocks.push(...tseBlocks(layout.tse, font), rule());
   for (const row of layout.footer) blocks.push(centered(row, 'regular', Body));
   blocks.push(gap(6), qrCode(layout.qr), centered(layout.qrCaption, 'regular', Small));
   return blocks;
@@ -107,45 +124,44 @@ function gap(height: number): Block {
 function rule(): Block {
   return {
     height: 8,
-    draw(doc, y) {
-      doc.save().moveTo(Margin, y + 4).lineTo(Width - Margin, y + 4).lineWidth(0.5).dash(2, { space: 1.5 }).stroke().undash().restore();
+    draw({ ops }, y) {
+      ops.push(`q\n${Margin} ${n(y + 4)} m\n${n(Width - Margin)} ${n(y + 4)} l\n0.5 w\n[2 1.5] 0 d\nS\n[] 0 d\nQ`);
     },
   };
 }
 
 function centered(text: string, weight: Weight, size: Size): Block {
-  return { height: size.lead, draw: (doc, y) => put(doc, text, weight, size, Margin, y, ContentWidth, 'center') };
+  return { height: size.lead, draw: (canvas, y) => put(canvas, text, weight, size, Margin, y, ContentWidth, 'center') };
 }
 
 function pair(label: string, value: string, weight: Weight, size: Size): Block {
   return {
     height: size.lead,
-    draw(doc, y) {
-      doc.font('regular').fontSize(size.size);
-      const valueWidth = Math.min(doc.widthOfString(value), ContentWidth * 0.7);
-      put(doc, label, weight, size, Margin, y, ContentWidth - valueWidth - 4, 'left');
-      put(doc, value, weight, size, Width - Margin - valueWidth, y, valueWidth, 'right');
+    draw(canvas, y) {
+      const valueWidth = Math.min(canvas.font.widthOf(value, size.size), ContentWidth * 0.7);
+      put(canvas, label, weight, size, Margin, y, ContentWidth - valueWidth - 4, 'left');
+      put(canvas, value, weight, size, Width - Margin - valueWidth, y, valueWidth, 'right');
     },
   };
 }
 
 /** A line item: its text (wrapped to at most NameRows rows), amount and tax mark, then its details. */
-function lineBlocks(line: ReceiptLine, font: Font): Block[] {
+function lineBlocks(line: ReceiptLine, font: PreparedFont): Block[] {
   const indent = line.kind === 'item' ? 0 : 6;
   const width = TextWidth - indent;
   const [first = '', ...more] = wrap(font, Body.size, line.text, width, NameRows);
   const main: Block = {
     height: Body.lead,
-    draw(doc, y) {
-      put(doc, first, 'regular', Body, Margin + indent, y, width, 'left');
-      if (line.amount) put(doc, line.amount, 'regular', Body, Margin + TextWidth + 4, y, AmountWidth, 'right');
-      if (line.taxMark) put(doc, line.taxMark, 'regular', Body, Width - Margin - MarkWidth, y, MarkWidth, 'right');
+    draw(canvas, y) {
+      put(canvas, first, 'regular', Body, Margin + indent, y, width, 'left');
+      if (line.amount) put(canvas, line.amount, 'regular', Body, Margin + TextWidth + 4, y, AmountWidth, 'right');
+      if (line.taxMark) put(canvas, line.taxMark, 'regular', Body, Width - Margin - MarkWidth, y, MarkWidth, 'right');
     },
   };
-  const continued = more.map<Block>((row) => ({ height: Body.lead, draw: (doc, y) => put(doc, row, 'regular', Body, Margin + indent, y, width, 'left') }));
+  const continued = more.map<Block>((row) => ({ height: Body.lead, draw: (canvas, y) => put(canvas, row, 'regular', Body, Margin + indent, y, width, 'left') }));
   const details = line.details.map<Block>((detail) => ({
     height: Small.lead,
-    draw: (doc, y) => put(doc, detail, 'regular', Small, Margin + indent + 8, y, width - 8, 'left'),
+    draw: (canvas, y) => put(canvas, detail, 'regular', Small, Margin + indent + 8, y, width - 8, 'left'),
   }));
   return [main, ...continued, ...details];
 }
@@ -154,7 +170,7 @@ function lineBlocks(line: ReceiptLine, font: Font): Block[] {
  * Words into rows of at most `width` points, at most `rows` of them (the last cut by put()). Widths
  * come from the glyphs' advances, before the document exists: the page's length depends on them.
  */
-function wrap(font: Font, size: number, text: string, width: number, rows: number): string[] {
+function wrap(font: PreparedFont, size: number, text: string, width: number, rows: number): string[] {
   const words = text.split(/\s+/u).filter(Boolean);
   const out: string[] = [];
   let row = '';
@@ -170,11 +186,9 @@ function wrap(font: Font, size: number, text: string, width: number, rows: numbe
   return out;
 }
 
-function advance(font: Font, size: number, text: string): number {
-  let units = 0;
-  for (const glyph of font.glyphsForString(text)) units += glyph.advanceWidth;
+function advance(font: PreparedFont, size: number, text: string): number {
   // A little room for kerning, which the glyphs' plain advances leave out.
-  return (units * size * 1.02) / font.unitsPerEm;
+  return (font.advanceUnits(text) * size * 1.02) / font.font.unitsPerEm;
 }
 
 /**
@@ -182,7 +196,7 @@ function advance(font: Font, size: number, text: string): number {
  * spaces to break at) under their label, cut into rows of the receipt's width; then the DFKA QR
  * code. On an outage, "TSE-Ausfall" in bold and the reason instead of the signature data.
  */
-function tseBlocks(tse: ReceiptTse, font: Font): Block[] {
+function tseBlocks(tse: ReceiptTse, font: PreparedFont): Block[] {
   const blocks: Block[] = [centered(tse.heading, 'bold', Body), gap(2)];
   if (tse.outage) {
     blocks.push(centered(tse.outage.label, 'bold', Large));
@@ -197,16 +211,16 @@ function tseBlocks(tse: ReceiptTse, font: Font): Block[] {
     blocks.push(text(row.label, 'regular', Small, 0));
     for (const part of wrapCharacters(font, Small.size, row.value, ContentWidth - 8)) blocks.push(text(part, 'regular', Small, 8));
   }
-  if (tse.qr) blocks.push(gap(4), qrCode(tse.qr, true));
+  if (tse.qr) blocks.push(gap(4), qrCode(tse.qr));
   return blocks;
 }
 
 function text(row: string, weight: Weight, size: Size, indent: number): Block {
-  return { height: size.lead, draw: (doc, y) => put(doc, row, weight, size, Margin + indent, y, ContentWidth - indent, 'left') };
+  return { height: size.lead, draw: (canvas, y) => put(canvas, row, weight, size, Margin + indent, y, ContentWidth - indent, 'left') };
 }
 
 /** A value without spaces (base64, hex) in rows of at most `width` points, cut between any two characters. */
-function wrapCharacters(font: Font, size: number, value: string, width: number): string[] {
+function wrapCharacters(font: PreparedFont, size: number, value: string, width: number): string[] {
   const rows: string[] = [];
   let row = '';
   let used = 0;
@@ -231,69 +245,48 @@ function columns(cells: readonly [string, string, string, string], weight: Weigh
   const rest = (ContentWidth - first) / 3;
   return {
     height: Small.lead,
-    draw(doc, y) {
-      put(doc, cells[0], weight, Small, Margin, y, first, 'left');
-      for (let i = 1; i < 4; i++) put(doc, cells[i]!, weight, Small, Margin + first + (i - 1) * rest, y, rest, 'right');
+    draw(canvas, y) {
+      put(canvas, cells[0], weight, Small, Margin, y, first, 'left');
+      for (let i = 1; i < 4; i++) put(canvas, cells[i]!, weight, Small, Margin + first + (i - 1) * rest, y, rest, 'right');
     },
   };
 }
 
-/**
- * `byteMode`: the content as one byte segment. The DFKA code's 300 and more characters mix digits,
- * letters and base64; the library's search for the shortest mix of segment modes took most of
- * the time the code cost (milliseconds per receipt), for a code one version smaller at best.
- */
-function qrCode(content: string, byteMode = false): Block {
-  const modules = QRCode.create(byteMode ? [{ data: utf8.encode(content), mode: 'byte' }] : content, { errorCorrectionLevel: 'M' }).modules;
+/** A QR code centred on the strip, with QrQuiet modules of white above and below it. */
+function qrCode(content: string): Block {
+  const modules = qrModules(content);
   // A long code (the DFKA one grows with its process data) gets smaller modules rather than less
   // than the standard's four modules of white beside it on the strip.
   const unit = Math.min(QrModule, Width / (modules.size + 8));
   const side = (modules.size + 2 * QrQuiet) * unit;
+  const path = qrPath(modules);
   return {
     height: side,
-    draw(doc, y) {
+    draw({ ops }, y) {
       const x0 = (Width - modules.size * unit) / 2;
       const y0 = y + QrQuiet * unit;
-      // One rectangle per horizontal run of dark modules (a third of the path operators of one per
-      // module), written to the page as one piece of content: pdfkit's rect() per run cost more
-      // than the code itself for the DFKA code's thousands of runs. Numbers as pdfkit writes them.
-      const n = (value: number) => Math.round(value * 1e6) / 1e6;
-      const runs: string[] = [];
-      for (let row = 0; row < modules.size; row++) {
-        let start = -1;
-        for (let col = 0; col <= modules.size; col++) {
-          const dark = col < modules.size && modules.get(row, col);
-          if (dark && start < 0) start = col;
-          if (!dark && start >= 0) {
-            runs.push(`${n(x0 + start * unit)} ${n(y0 + row * unit)} ${n((col - start) * unit)} ${n(unit)} re`);
-            start = -1;
-          }
-        }
-      }
-      doc.addContent(runs.join('\n'));
-      doc.fillColor('black').fill();
+      ops.push(`q\n${n(unit)} 0 0 ${n(unit)} ${n(x0)} ${n(y0)} cm\n${path}\n/DeviceRGB cs\n0 0 0 scn\nf\nQ`);
     },
   };
 }
 
 /** One row of text in a box; text too wide for it is cut with an ellipsis, never wrapped. */
-function put(doc: PDFKit.PDFDocument, text: string, weight: Weight, size: Size, x: number, y: number, width: number, align: 'left' | 'right' | 'center'): void {
+function put(canvas: Canvas, text: string, weight: Weight, size: Size, x: number, y: number, width: number, align: 'left' | 'right' | 'center'): void {
   if (!text) return;
-  doc.font('regular').fontSize(size.size);
-  const row = fit(doc, text.replace(/[\s\p{Cc}]+/gu, ' ').trim(), width);
-  const free = width - doc.widthOfString(row);
+  const { font } = canvas;
+  const row = fit(font, text.replace(/[\s\p{Cc}]+/gu, ' ').trim(), size.size, width);
+  const free = width - font.widthOf(row, size.size);
   const left = align === 'left' ? x : align === 'right' ? x + free : x + free / 2;
-  if (weight === 'bold') doc.lineWidth(size.size * BoldStroke).text(row, left, y, { lineBreak: false, fill: true, stroke: true });
-  else doc.text(row, left, y, { lineBreak: false });
+  canvas.ops.push({ run: font.run(row), x: left, y, size: size.size, ...(weight === 'bold' ? { stroke: size.size * BoldStroke } : {}) });
 }
 
-function fit(doc: PDFKit.PDFDocument, text: string, width: number): string {
-  if (doc.widthOfString(text) <= width) return text;
+function fit(font: PreparedFont, text: string, size: number, width: number): string {
+  if (font.widthOf(text, size) <= width) return text;
   let low = 0;
   let high = text.length;
   while (low < high) {
     const mid = Math.ceil((low + high) / 2);
-    if (doc.widthOfString(`${text.slice(0, mid)}…`) <= width) low = mid;
+    if (font.widthOf(`${text.slice(0, mid)}…`, size) <= width) low = mid;
     else high = mid - 1;
   }
   return `${text.slice(0, low).trimEnd()}…`;
