@@ -99,7 +99,12 @@ export async function startService(config: Config, log: Logger, options: StartOp
       const client = createServiceClient({ nc, publisher, timeoutMs: config.requestTimeoutMs });
       stops.push(async () => client.close());
       // Shared over NATS when the NATS is (NATS_URL: other edges may use it); in memory when this process spawned its own.
-      const failureCounts = await createFailureCounts({ windowMs: config.throttle.authFailures.windowMs, nc: config.nats.url ? nc : undefined, log });
+      const failureCounts = await createFailureCounts({
+        windowMs: config.throttle.authFailures.windowMs,
+        nc: config.nats.url ? nc : undefined,
+        replicas: config.jetstream.replicas,
+        log,
+      });
       stops.push(() => failureCounts.stop());
       edge = await startEdgeSide(config, log, nc, client, children, failureCounts);
       stops.push(() => edge!.close());
@@ -145,7 +150,7 @@ async function startWorkerSide(
   logGenerated(log, 'CHECKOUT_SIGNING_SECRET', checkoutSecret, 'every worker process must share it');
   const checkout = { signingKey: new TextEncoder().encode(checkoutSecret.secret), infoTtlMs: config.checkout.infoTtlSeconds * 1000 };
   const workers = await startWorkers({
-    sql, checkoutSql, ...bus, log, migrations, checkout, checkoutCacheMaxEntries: config.checkout.cacheMaxEntries, orders: config.orders, events: config.events, receipts: config.receipts,
+    sql, checkoutSql, ...bus, log, migrations, checkout, checkoutCacheMaxEntries: config.checkout.cacheMaxEntries, orders: config.orders, events: config.events, jetstream: config.jetstream, receipts: config.receipts,
     closings: { ...config.closings, softwareVersion: packageVersion() },
     fulfillment: { ...config.fulfillment, publicBaseUrl: config.publicBaseUrl },
     requestTimeoutMs: config.requestTimeoutMs,

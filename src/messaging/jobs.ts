@@ -79,8 +79,14 @@ function backoffOf(spec: JobConsumerSpec): number[] {
   return Array.from({ length: Math.min(spec.maxAttempts - 1, 50) }, (_, i) => retryDelay(spec.retryScheduleMs, i + 1));
 }
 
+/**
+ * The pool's durable consumer, created or brought to the spec. It has as many replicas as the
+ * stream (JETSTREAM_REPLICAS, given to the stream at start): a work-queue stream's consumers must
+ * match it, and one that was made before the count changed is brought to it by this update.
+ */
 async function ensureConsumer(nc: NatsConnection, spec: JobConsumerSpec): Promise<void> {
   const jsm = await jetstreamManager(nc);
+  const stream = await jsm.streams.info(JobStream.name);
   const config = {
     ack_policy: AckPolicy.Explicit,
     filter_subject: spec.filter,
@@ -88,6 +94,7 @@ async function ensureConsumer(nc: NatsConnection, spec: JobConsumerSpec): Promis
     backoff: backoffOf(spec).map((ms) => nanos(ms)),
     ack_wait: nanos(retryDelay(spec.retryScheduleMs, 1)),
     max_ack_pending: 10_000,
+    num_replicas: stream.config.num_replicas,
   };
   try {
     await jsm.consumers.info(JobStream.name, spec.durable);
