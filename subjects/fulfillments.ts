@@ -114,7 +114,7 @@ const FulfillmentAddress = z.object({ project: ProjectId, id: FulfillmentId });
 const CallReport = z.object({ project: ProjectId, processID: ProcessId, fulfillmentID: FulfillmentId, call: z.enum(FulfillmentCalls) });
 
 export const fulfillments = {
-  get: endpoint('svc.fulfillments.get', FulfillmentAddress, Fulfillment),
+  get: endpoint('svc.fulfillments.get', FulfillmentAddress, Fulfillment, { repeatable: true }),
   /** The service's own report of a state (PATCH /{project}/fulfillments/{id}). */
   update: endpoint('svc.fulfillments.update', FulfillmentAddress.extend({ update: FulfillmentUpdate }), Fulfillment),
   /**
