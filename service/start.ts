@@ -91,6 +91,8 @@ export async function startService(config: Config, log: Logger, options: StartOp
         databaseUrl = embedded.url;
       }
       await startWorkerSide(config, log, databaseUrl, { nc, publisher }, stops, options);
+      // A workers-only process has no address to announce: this line says it serves (scripts/cluster.ts waits for it).
+      if (config.role === 'workers') log.info({ role: config.role }, 'worker pools serving');
     }
 
     let edge: EdgeApp | undefined;

@@ -51,6 +51,7 @@ export class MissingNatsServerError extends Error {
 export interface SpawnedNatsServer extends RunningChild {
   url: string;
   port: number;
+  pid: number;
 }
 
 /**
@@ -109,6 +110,7 @@ export async function startNatsServer(options: {
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
+    pid: child.pid ?? 0,
     exited,
     async stop() {
       process.removeListener('exit', killOnExit);
