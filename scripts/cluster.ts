@@ -181,18 +181,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 async function startNode(dir: string, name: string, ports: { port: number; clusterPort: number; monitorPort: number }, routes: string[]): Promise<NatsNode> {
   const storeDir = path.join(dir, name);
   const configFile = path.join(dir, `${name}.conf`);
-  await writeFile(
-    configFile,
-    [
-      `server_name: ${name}`,
-      'cluster {',
-      `  name: ${ClusterName}`,
-      `  listen: 127.0.0.1:${ports.clusterPort}`,
-      `  routes: [${routes.join(', ')}]`,
-      '}',
-      '',
-    ].join('\n'),
-  );
+  // A lone node is no cluster: with a cluster block and no peer, JetStream would wait for a quorum forever.
+  const cluster = routes.length > 1 ? ['cluster {', `  name: ${ClusterName}`, `  listen: 127.0.0.1:${ports.clusterPort}`, `  routes: [${routes.join(', ')}]`, '}'] : [];
+  await writeFile(configFile, [`server_name: ${name}`, ...cluster, ''].join('\n'));
   const bin = process.env.NATS_SERVER_BIN ?? (await findExecutable('nats-server'));
   const log = createLogger({ level: 'silent' });
   let server: SpawnedNatsServer | undefined;
@@ -266,6 +257,12 @@ function userIds(user: string): { uid?: number; gid?: number } {
   return { uid: id('-u'), gid: id('-g') };
 }
 
+/** The service processes running now: if this process dies without stopping them, they must not outlive it. */
+const living = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of living) child.kill('SIGKILL');
+});
+
 /** A service process (dist/service/main.js) in a role, started again as often as asked, logging to its own file. */
 function serviceProcess(dir: string, name: string, role: 'edge' | 'workers', env: Record<string, string>): ServiceProcess {
   const logFile = path.join(dir, 'logs', `${name}.log`);
@@ -308,11 +305,10 @@ function serviceProcess(dir: string, name: string, role: 'edge' | 'workers', env
       };
       started.stdout?.on('data', onOutput);
       started.stderr?.on('data', onOutput);
-      const killOnExit = () => started.kill('SIGKILL');
-      process.once('exit', killOnExit);
+      living.add(started);
       exited = new Promise<void>((resolve) =>
         started.once('exit', () => {
-          process.removeListener('exit', killOnExit);
+          living.delete(started);
           if (child === started) child = undefined;
           resolve();
         }),
