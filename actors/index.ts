@@ -1,4 +1,3 @@
-import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ensureStream } from '../src/infra/jetstream.js';
 import type { Logger } from '../src/logger.js';
@@ -6,7 +5,6 @@ import type { Migration } from '../src/infra/migrate.js';
 import type { Sql } from '../src/infra/postgres.js';
 import type { Publisher } from '../src/messaging/publisher.js';
 import { serveEndpoints } from '../src/messaging/worker.js';
-import { createServiceClient } from '../src/messaging/client.js';
 import type { Config } from '../src/config.js';
 import { EventStream } from '../subjects/events.js';
 import { JobStream } from '../subjects/jobs.js';
@@ -53,8 +51,6 @@ export interface WorkerDeps {
   closings: { schedulerEnabled: boolean; softwareVersion: string; retryScheduleMs?: readonly number[]; maxAttempts?: number };
   /** The external fulfillment service and how this process calls it (config.ts). */
   fulfillment: Config['fulfillment'] & { publicBaseUrl?: string };
-  /** How long a worker waits for another worker's answer (REQUEST_TIMEOUT_MS). */
-  requestTimeoutMs: number;
   /** TSE signing (config.ts), and the providers beyond `local` (`fiskaly`) or a test's wrapper around them. */
   fiscal: Config['fiscal'] & Pick<ProviderOptions, 'fiskaly' | 'wrap'>;
 }
@@ -72,7 +68,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   await ensureStream(nc, { ...EventStream, maxAgeMs: deps.events.maxAgeMs, duplicateWindowMs: 120_000, replicas }, log);
   // Jobs stay until a worker acked them; two weeks outlasts every retry schedule.
   await ensureStream(nc, { ...JobStream, retention: 'workqueue', maxAgeMs: 14 * 86_400_000, duplicateWindowMs: 120_000, replicas }, log);
-  const relay = startOutboxRelay({ sql, js: jetstream(nc), log });
+  const relay = startOutboxRelay({ sql, nc, log });
   const closingSequence = createClosingSequenceActor({
     sql, nc, log, software: { brand: 'checkout-platform', version: deps.closings.softwareVersion }, eventsWritten: () => relay.nudge(),
     retryScheduleMs: deps.closings.retryScheduleMs, maxAttempts: deps.closings.maxAttempts,
@@ -81,6 +77,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const receipts = createReceiptsActor({ sql, nc, log, ...deps.receipts });
   const tse = createProviderSource({ sql, log, timeoutMs: deps.fiscal.timeoutMs, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
   const receiptJobs = await receipts.startConsumer();
+  const checkoutProcesses = createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider });
   const endpoints = serveEndpoints({ nc, publisher, log }, [
     ...createSystemActor({ sql, migrations }),
     ...createSettingsActor({ sql }),
@@ -88,7 +85,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createCatalogActor({ sql }),
     ...createImportsActor({ sql }),
     ...createCheckoutActor({ sql: checkoutSql, log, signingKey: checkout.signingKey, cacheMaxEntries: deps.checkoutCacheMaxEntries, fulfillmentAvailable: Boolean(deps.fulfillment.url) }),
-    ...createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider }),
+    ...checkoutProcesses.routes,
     ...createFiscalActor({ sql, local: tse.local, defaultProvider: deps.fiscal.defaultProvider }),
     ...createOrdersActor({ sql, maxListRecords: deps.orders.maxListRecords }),
     ...createCouponsActor({ sql, eventsWritten: () => relay.nudge() }),
@@ -98,12 +95,11 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createClosingSchedulesActor({ sql }),
     ...closingSequence.routes,
   ]);
-  // The fulfillment caller reports the service's answers to the process actors over the message path.
-  const client = createServiceClient({ nc, publisher, timeoutMs: deps.requestTimeoutMs });
+  // The fulfillment caller records the service's answers through this process's process actor.
   const { url, token, timeoutMs, publicBaseUrl, retryScheduleMs, maxAttempts, callers } = deps.fulfillment;
   const fulfillmentCaller =
     callers > 0
-      ? await startFulfillmentCaller({ nc, log, client, service: { url, token, timeoutMs, publicBaseUrl }, retryScheduleMs, maxAttempts, concurrency: callers })
+      ? await startFulfillmentCaller({ nc, log, processes: checkoutProcesses.fulfillmentCalls, service: { url, token, timeoutMs, publicBaseUrl }, retryScheduleMs, maxAttempts, concurrency: callers })
       : undefined;
   const { retryScheduleMs: fiscalRetries, maxAttempts: fiscalAttempts, signers } = deps.fiscal;
   const fiscalJobs =
@@ -123,7 +119,6 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       await batchTrigger.stop();
       await fulfillmentCaller?.stop();
       await fiscalJobs?.stop();
-      client.close();
       await endpoints.stop();
       await closingWork.stop();
       await receiptJobs.stop();

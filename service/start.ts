@@ -155,7 +155,6 @@ async function startWorkerSide(
     sql, checkoutSql, ...bus, log, migrations, checkout, checkoutCacheMaxEntries: config.checkout.cacheMaxEntries, orders: config.orders, events: config.events, jetstream: config.jetstream, receipts: config.receipts,
     closings: { ...config.closings, softwareVersion: packageVersion() },
     fulfillment: { ...config.fulfillment, publicBaseUrl: config.publicBaseUrl },
-    requestTimeoutMs: config.requestTimeoutMs,
     fiscal: { ...config.fiscal, ...options.fiscal },
   });
   stops.push(() => workers.stop());

@@ -76,7 +76,7 @@ export function fulfillmentJobId(fulfillmentId: string, call: FulfillmentCall): 
   return `${fulfillmentId}.${call}`;
 }
 
-/** What the service answered a call, as the caller reports it to the process actor. */
+/** What the service answered a call, as the caller records it on the process. */
 export const CallOutcome = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('allocated'), serviceID: z.string().optional() }),
   z.object({ kind: z.literal('allocationFailed'), errors: z.array(FulfillmentError) }),
@@ -111,17 +111,8 @@ export function fulfillmentPath(project: string, id: string): string {
 }
 
 const FulfillmentAddress = z.object({ project: ProjectId, id: FulfillmentId });
-const CallReport = z.object({ project: ProjectId, processID: ProcessId, fulfillmentID: FulfillmentId, call: z.enum(FulfillmentCalls) });
-
 export const fulfillments = {
   get: endpoint('svc.fulfillments.get', FulfillmentAddress, Fulfillment, { repeatable: true }),
   /** The service's own report of a state (PATCH /{project}/fulfillments/{id}). */
   update: endpoint('svc.fulfillments.update', FulfillmentAddress.extend({ update: FulfillmentUpdate }), Fulfillment),
-  /**
-   * The caller is about to make a call: the fulfillment as it stands (an allocation moves it from
-   * open to allocating), and whether the call's answer is recorded already (a redelivered job).
-   */
-  calling: endpoint('svc.fulfillments.calling', CallReport, z.object({ fulfillment: Fulfillment, answered: z.boolean() })),
-  /** The answer of a call, recorded by the process actor before the caller acks the job. */
-  answered: endpoint('svc.fulfillments.answered', CallReport.extend({ outcome: CallOutcome }), Fulfillment),
 };

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import t from 'tap';
 import type { TseProvider } from '../actors/fiscal/provider.js';
-import { fiscalAmount, receiptProcessData } from '../src/domain/fiscal/process-data.js';
+import { fiscalAmount, receiptProcessData, transferProcessData } from '../src/domain/fiscal/process-data.js';
 import { fiscalJob } from '../subjects/fiscal.js';
 import { finishPayment, p, seedCheckout, watchEvents } from './support/checkout.js';
 import { closingTokens, closingWithLogs, downloadLog, runJob } from './support/closing.js';
@@ -146,6 +146,22 @@ t.test('an aborted and a failed process finish their transactions as abort recei
   }
 });
 
+t.test('a process handed to another till (transferred) finishes its transaction as an AVTransfer of its cart, without payment', async (t) => {
+  const id = await created();
+  for (const paymentState of ['processing', 'transferred']) {
+    const res = await svc.request('PATCH', `${p}/checkout/process/${id}`, { token: fx.tokens.payment, body: { paymentState } });
+    t.equal(res.status, 200, `${paymentState}: ${res.text}`);
+  }
+  let finish: any;
+  for (const started = Date.now(); !finish && Date.now() - started < 15_000; await sleep(100)) {
+    [finish] = await svc.sql`select finish_log, transaction_number::int, device from fiscal_transactions where project = ${TestProject} and process_id = ${id} and finish_log is not null`;
+  }
+  t.ok(finish, 'the transaction is finished');
+  t.match(finish.finish_log, { processType: 'Kassenbeleg-V1', processData: /^AVTransfer\^\d+\.\d{2}_\d+\.\d{2}_0\.00_0\.00_0\.00\^$/ });
+  t.ok(verifies({ securityDeviceModule: finish.device, transactionNumber: finish.transaction_number }, finish.finish_log), 'its signature verifies');
+  t.equal((await svc.request('GET', `${p}/orders/${id}`, { token: ordersToken })).status, 404, 'and there is no order of it');
+});
+
 t.test('a worker that dies between the TSE answer and its ack, and a job delivered twice, leave one finished transaction and no skipped counter', async (t) => {
   const id = await created();
   crashAfterFinish.add(id);
@@ -283,6 +299,8 @@ t.test('processData puts each rate under its DSFinV-K letter and refuses a rate 
     processData: 'Beleg^11.90_2.14_0.00_0.05_1.00^15.09:Bar',
   });
   t.same(receiptProcessData({ '10.7': 1000 }, { amount: 1000, method: 'ec' }), { kind: 'signable', processData: 'Beleg^0.00_0.00_10.00_0.00_0.00^10.00:Unbar' });
+  t.same(transferProcessData({ '19': 1190, '7': 214 }), { kind: 'signable', processData: 'AVTransfer^11.90_2.14_0.00_0.00_0.00^' });
+  t.match(transferProcessData({ '16': 100 }), { kind: 'unsignable', reason: /16 %/ });
   t.equal(fiscalAmount(-5), '-0.05');
   t.match(receiptProcessData({ '16': 100 }, { amount: 100, method: 'cash' }), { kind: 'unsignable', reason: /16 %/ });
 });

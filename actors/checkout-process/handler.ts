@@ -8,11 +8,11 @@ import { route, type Route } from '../../src/messaging/worker.js';
 import { CheckoutInfo } from '../../subjects/checkout.js';
 import { checkoutProcess, type Caller, type CheckoutProcessChange, type CreateCheckoutProcessRequest } from '../../subjects/checkout-process.js';
 import { eventSubject } from '../../subjects/events.js';
-import { fulfillmentJobId, fulfillments, type FulfillmentJob } from '../../subjects/fulfillments.js';
+import { fulfillmentJobId, fulfillments, type CallOutcome, type Fulfillment, type FulfillmentCall, type FulfillmentJob } from '../../subjects/fulfillments.js';
 import { jobSubject } from '../../subjects/jobs.js';
 import { receiptJob } from '../../subjects/receipts.js';
 import { FiscalizationRequiredMessage, FiscalProcessTypes, fiscalJob, type FiscalJob, type FiscalProvider } from '../../subjects/fiscal.js';
-import { AbortProcessData, grossPerRate, receiptProcessData } from '../../src/domain/fiscal/process-data.js';
+import { AbortProcessData, grossPerRate, receiptProcessData, transferProcessData } from '../../src/domain/fiscal/process-data.js';
 import { pos } from '../../subjects/pos.js';
 import { decidePosUpdate, posView } from './pos.js';
 import * as db from './sql.js';
@@ -40,6 +40,35 @@ const VersionConflict = Symbol('version conflict');
 
 type Db = Sql | TransactionSql;
 
+/** A fulfillment call as the fulfillment caller (a job of this worker process) addresses it. */
+export interface FulfillmentCallAddress {
+  project: string;
+  processID: string;
+  fulfillmentID: string;
+  call: FulfillmentCall;
+}
+
+/**
+ * The process actor's side of the fulfillment calls, for the fulfillment caller running in the same
+ * worker process: commands in the process's mailbox, written with the same version-compared
+ * statement as every other change (so a caller and a request in another worker never race), without
+ * a message between the job and the actor.
+ */
+export interface FulfillmentCallRecorder {
+  /**
+   * The caller is about to make a call again: the fulfillment as it stands (an allocation moves it
+   * from open to allocating), and whether the call's answer is recorded already (a redelivered job).
+   */
+  calling(address: FulfillmentCallAddress): Promise<{ fulfillment: Fulfillment; answered: boolean }>;
+  /** Records the answer of a call, with what it causes, before the caller acks the job. */
+  answered(address: FulfillmentCallAddress, outcome: CallOutcome): Promise<void>;
+}
+
+export interface CheckoutProcessActor {
+  routes: Route[];
+  fulfillmentCalls: FulfillmentCallRecorder;
+}
+
 /**
  * One logical actor per checkout process: the commands for a process id run one after another in
  * its mailbox; each reads the process, decides in pure code (state.ts, pos.ts) and writes the
@@ -47,7 +76,7 @@ type Db = Sql | TransactionSql;
  * only if the process is still at the version it read. Workers in other processes serve the same
  * ids; the version makes the later writer read and decide again, so no change is lost.
  */
-export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
+export function createCheckoutProcessActor(deps: CheckoutProcessDeps): CheckoutProcessActor {
   const { sql, eventsWritten } = deps;
   const mailboxes = createMailboxes();
   const recent = createRecentProcesses(RecentProcesses);
@@ -108,6 +137,10 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
         // once the signature is recorded, so the fiscal job queues it then.
         if (after.fiscalProvider) events.push(fiscalFinishJob(after, orderState === 'final' ? order.paidAmount : undefined));
         else if (orderState === 'final') events.push(receiptJob(after.project, after.id));
+      } else if (after.fiscalProvider && after.paymentState === 'transferred' && before.paymentState !== 'transferred') {
+        // Handed to another till, which takes the payment: no order here, but the TSE transaction
+        // started with the process ends as a transfer.
+        events.push(fiscalTransferJob(after));
       }
       return db.writeChange(connection, before.version, after, after.pricing !== before.pricing, events, finished);
     };
@@ -127,7 +160,7 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
     return outcome as ProcessRecord | undefined;
   }
 
-  return [
+  const routes = [
     route(checkoutProcess.create, async ({ project, id, request }) => {
       const { checkoutInfo, signature } = request.signedCheckoutInfo;
       const canonicalInfo = canonicalCheckoutInfoOf(checkoutInfo);
@@ -190,17 +223,20 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): Route[] {
       return fulfillmentView(process, fulfillmentOf(process, id)!);
     }),
 
-    route(fulfillments.calling, async ({ project, processID, fulfillmentID, call }) => {
+  ];
+
+  const fulfillmentCalls: FulfillmentCallRecorder = {
+    async calling({ project, processID, fulfillmentID, call }) {
       const process = await command(project, processID, (p, at) => decideCalling(p, fulfillmentID, call, at));
       const f = fulfillmentOf(process, fulfillmentID)!;
       return { fulfillment: fulfillmentView(process, f), answered: f.answered.includes(call) };
-    }),
+    },
+    async answered({ project, processID, fulfillmentID, call }, outcome) {
+      await command(project, processID, (p, at) => decideAnswer(p, fulfillmentID, call, outcome, at));
+    },
+  };
 
-    route(fulfillments.answered, async ({ project, processID, fulfillmentID, call, outcome }) => {
-      const process = await command(project, processID, (p, at) => decideAnswer(p, fulfillmentID, call, outcome, at));
-      return fulfillmentView(process, fulfillmentOf(process, fulfillmentID)!);
-    }),
-  ];
+  return { routes, fulfillmentCalls };
 
   async function processOfFulfillment(project: string, id: string): Promise<string> {
     const processId = await db.findProcessOfFulfillment(sql, project, id);
@@ -244,6 +280,14 @@ function fiscalFinishJob(p: ProcessRecord, paid: number | undefined): db.OutboxE
   const gross = grossPerRate(p.pricing);
   const data = gross ? receiptProcessData(gross, { amount: paid, method: p.paymentMethod }) : { kind: 'unsignable' as const, reason: 'a line item has no tax rate' };
   return fiscalJob(data.kind === 'signable' ? { ...base, processData: data.processData, final: true } : { ...base, unsignable: data.reason, final: true });
+}
+
+/** The fiscal finish job of a process handed to another till: an AVTransfer of its cart, without payment. */
+function fiscalTransferJob(p: ProcessRecord): db.OutboxEvent {
+  const base: FiscalJob = { project: p.project, processID: p.id, shopID: p.shopID, step: 'finish', processType: FiscalProcessTypes.receipt };
+  const gross = grossPerRate(p.pricing);
+  const data = gross ? transferProcessData(gross) : { kind: 'unsignable' as const, reason: 'a line item has no tax rate' };
+  return fiscalJob(data.kind === 'signable' ? { ...base, processData: data.processData } : { ...base, unsignable: data.reason });
 }
 
 /** How many open processes a worker remembers as it last wrote them. */

@@ -1,24 +1,25 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../src/logger.js';
-import type { ServiceClient } from '../../src/messaging/client.js';
 import { readJob, startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
-import { FulfillmentJob, fulfillmentPath, fulfillments, type CallOutcome } from '../../subjects/fulfillments.js';
+import { FulfillmentJob, fulfillmentPath, type CallOutcome } from '../../subjects/fulfillments.js';
+import type { FulfillmentCallRecorder } from '../checkout-process/handler.js';
 import { jobFilter } from '../../subjects/jobs.js';
 import { callService, type ServiceConfig } from './service.js';
 
 /**
  * The fulfillment caller: a pool on the JetStream work queue of fulfillment calls. For each job it
- * makes the call with the job id as Idempotency-Key (so the service can drop a repeat) and reports
- * the answer to the process actor, which records it before the job is acked. A job delivered again
- * asks the process actor first: one whose answer is recorded does nothing. Calls
+ * makes the call with the job id as Idempotency-Key (so the service can drop a repeat) and records
+ * the answer on the process through the process actor of its own worker process (its mailbox and
+ * version-compared write: one statement, no message in between) before the job is acked. A job
+ * delivered again asks the process first: one whose answer is recorded does nothing. Calls
  * without an answer are tried again on the retry schedule; after the last attempt the fulfillment
  * fails, with an event and a log line at error level.
  */
 export interface FulfillmentCallerDeps {
   nc: NatsConnection;
   log: Logger;
-  /** The message path to the process actor, which owns the fulfillments. */
-  client: ServiceClient;
+  /** The process actor of this worker process, which owns the fulfillments. */
+  processes: FulfillmentCallRecorder;
   /** Unset url: calls wait (and are tried again) until the service is configured. */
   service: Omit<ServiceConfig, 'url'> & { url?: string };
   retryScheduleMs: readonly number[];
@@ -28,7 +29,7 @@ export interface FulfillmentCallerDeps {
 }
 
 export function startFulfillmentCaller(deps: FulfillmentCallerDeps): Promise<JobConsumer> {
-  const { client, log, service } = deps;
+  const { processes, log, service } = deps;
   const spec = { durable: 'fulfillment-caller', filter: jobFilter('fulfillment'), retryScheduleMs: deps.retryScheduleMs, maxAttempts: deps.maxAttempts, concurrency: deps.concurrency };
 
   const handle = async (job: Job): Promise<JobOutcome> => {
@@ -36,13 +37,13 @@ export function startFulfillmentCaller(deps: FulfillmentCallerDeps): Promise<Job
     if (!parsed) return { kind: 'done' };
     const { project, processID, fulfillmentID, call, shopID, lineItems, serviceID } = parsed;
     const address = { project, processID, fulfillmentID, call };
-    const record = (outcome: CallOutcome) => client.call(fulfillments.answered, { ...address, outcome });
+    const record = (outcome: CallOutcome) => processes.answered(address, outcome);
 
     // A first attempt calls with what the job carries. A later one asks first: the answer may be
     // recorded already (the worker before died before its ack), or the service may have moved it on.
     let request = { href: fulfillmentPath(project, fulfillmentID), shopID, lineItems, ...(serviceID ? { serviceID } : {}) };
     if (job.attempt > 1) {
-      const { fulfillment, answered } = await client.call(fulfillments.calling, address);
+      const { fulfillment, answered } = await processes.calling(address);
       if (answered) return { kind: 'done' };
       if (!stillWanted(call, fulfillment.state)) {
         log.info({ ...address, state: fulfillment.state }, 'fulfillment call no longer applies; skipped');

@@ -1,12 +1,13 @@
-import type { JetStreamClient } from '@nats-io/jetstream';
+import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../src/logger.js';
 import { logLoopFailure, type Sql } from '../../src/infra/postgres.js';
-import { takeOldestEvents, vacuumOutbox } from './sql.js';
+import { takeOldestEvents, vacuumOutbox, type OutboxRow } from './sql.js';
 
 /**
  * Publishes the outbox to JetStream: the oldest events first, each with Nats-Msg-Id = its row id,
  * taken out in a transaction that commits once the stream acknowledged them. If the process dies
  * in between, the rows are published again and the stream drops the repeats (duplicate window).
+ * A batch leaves as one write with one reply subscription (publishBatch), its acks awaited together.
  *
  * Every worker process runs one; an advisory lock lets one publish at a time, so the events of a
  * process leave in the order they were written. Writers nudge their relay after a commit; a poll
@@ -21,7 +22,7 @@ export interface OutboxRelay {
 
 export interface RelayOptions {
   sql: Sql;
-  js: JetStreamClient;
+  nc: NatsConnection;
   log: Logger;
   /** How often to look for events nobody nudged about (default 1000 ms). */
   pollMs?: number;
@@ -39,7 +40,8 @@ const Locked = -1;
 const Failed = -2;
 
 export function startOutboxRelay(options: RelayOptions): OutboxRelay {
-  const { sql, js, log, pollMs = 1000, gatherMs = 5, batchSize = 500, vacuumEvery = 5000 } = options;
+  const { sql, nc, log, pollMs = 1000, gatherMs = 5, batchSize = 500, vacuumEvery = 5000 } = options;
+  const publisher = createBatchPublisher(nc);
   let running = true;
   let nudged = false;
   let wake: (() => void) | undefined;
@@ -48,8 +50,7 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
     sql.begin(async (tx) => {
       const { held, rows } = await takeOldestEvents(tx, batchSize);
       if (!held) return Locked;
-      // Sent together and acknowledged in order: one connection keeps the publish order.
-      await Promise.all(rows.map((row) => js.publish(row.subject, row.payload, { msgID: row.id, timeout: 5000 })));
+      await publisher.publish(rows, AckTimeoutMs);
       return rows.length;
     });
 
@@ -99,6 +100,68 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
       await done;
       // What the last handlers wrote leaves now rather than with the next start.
       while ((await relayBatch().catch(() => Failed)) === batchSize);
+      publisher.close();
     },
   };
+}
+
+/** How long a batch waits for the stream's acks before it is given up (and published again). */
+const AckTimeoutMs = 5000;
+
+/**
+ * Publishes a batch of rows to JetStream the cheap way: each row a plain publish with its
+ * Nats-Msg-Id and a reply subject under the relay's one inbox (rather than a request each, with its
+ * own reply handler and timer), all written to the socket together, and the stream's acks awaited
+ * together under one timer. Sent in order on one connection, they are stored in that order. Fails
+ * when the stream refuses a row, nothing answers (no stream), or an ack is missing at the timeout.
+ */
+function createBatchPublisher(nc: NatsConnection) {
+  const inbox = createInbox();
+  let batchNo = 0;
+  let waiting: { batch: number; left: number; done(err?: Error): void } | undefined;
+  const subscription = nc.subscribe(`${inbox}.>`, {
+    callback: (_err, msg) => {
+      const [batch] = msg.subject.slice(inbox.length + 1).split('.');
+      if (!waiting || Number(batch) !== waiting.batch) return; // an ack of a batch given up before
+      const refusal = refusalOf(msg);
+      if (refusal) return waiting.done(new Error(`the stream refused an event: ${refusal}`));
+      if (--waiting.left === 0) waiting.done();
+    },
+  });
+  return {
+    publish(rows: readonly OutboxRow[], timeoutMs: number): Promise<void> {
+      if (!rows.length) return Promise.resolve();
+      const batch = ++batchNo;
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => waiting?.done(new Error(`no ack from the stream within ${timeoutMs} ms`)), timeoutMs);
+        waiting = {
+          batch,
+          left: rows.length,
+          done: (err) => {
+            clearTimeout(timer);
+            waiting = undefined;
+            if (err) reject(err);
+            else resolve();
+          },
+        };
+        rows.forEach((row, i) => {
+          const h = headers();
+          h.set('Nats-Msg-Id', row.id);
+          nc.publish(row.subject, row.payload, { reply: `${inbox}.${batch}.${i}`, headers: h });
+        });
+      });
+    },
+    close: () => subscription.unsubscribe(),
+  };
+}
+
+/** Why the stream did not take a published row, or undefined for its ack. */
+function refusalOf(msg: Msg): string | undefined {
+  if (msg.headers?.hasError) return `${msg.headers.code} ${msg.headers.description}`;
+  try {
+    const ack = msg.json<{ error?: { code?: number; description?: string } }>();
+    return ack.error ? `${ack.error.code ?? ''} ${ack.error.description ?? ''}`.trim() : undefined;
+  } catch {
+    return 'an answer that is not a JetStream ack';
+  }
 }

@@ -31,29 +31,6 @@ export async function insertTss(db: Db, project: string, tss: TssRow): Promise<T
   return row!;
 }
 
-export interface Counters {
-  counter: number;
-  transaction_number: number | null;
-}
-
-/**
- * Takes the TSS's next signature counter (and, for a start, its next transaction number) and
- * holds its row locked until the transaction ends, so signatures are numbered one after another.
- * A finish answers the transaction number of its start (null when it was not started).
- */
-export async function takeCounters(tx: TransactionSql, project: string, transactionId: string, starting: boolean): Promise<Counters | undefined> {
-  const [row] = await tx<Counters[]>`
-    update fiscal_local_tss set
-      signature_counter = signature_counter + 1,
-      transaction_number = transaction_number + ${starting ? 1 : 0}::int
-    where project = ${project}
-    returning signature_counter::int as counter,
-      case when ${starting} then transaction_number::int
-           else (select l.transaction_number::int from fiscal_local_logs l where l.project = ${project} and l.transaction_id = ${transactionId} and l.revision = 1)
-      end as transaction_number`;
-  return row;
-}
-
 export interface LogRow {
   transaction_number: number;
   counter: number;
@@ -63,19 +40,50 @@ export interface LogRow {
   signature: string;
 }
 
-/** Keeps a signed log; false when the (transaction, revision) was signed already (the caller rolls back). */
-export async function insertLog(tx: TransactionSql, project: string, transactionId: string, revision: number, log: LogRow): Promise<boolean> {
-  const rows = await tx`
-    insert into fiscal_local_logs (project, transaction_id, revision, transaction_number, counter, unix_time, process_type, process_data, signature)
-    values (${project}, ${transactionId}, ${revision}, ${log.transaction_number}, ${log.counter}, ${log.unix_time}, ${log.process_type}, ${log.process_data}, ${log.signature})
-    on conflict (project, transaction_id, revision) do nothing
-    returning 1`;
-  return rows.length === 1;
+/** A kept log of one revision of a transaction. */
+export interface KeptLog extends LogRow {
+  transaction_id: string;
+  revision: number;
 }
 
-export async function findLog(db: Db, project: string, transactionId: string, revision: number): Promise<LogRow | undefined> {
-  const [row] = await db<LogRow[]>`
-    select transaction_number::int, counter::int, unix_time::float8 as unix_time, process_type, process_data, signature
-    from fiscal_local_logs where project = ${project} and transaction_id = ${transactionId} and revision = ${revision}`;
+/** The TSS's counters: the last signature counter and the last transaction number it gave. */
+export interface TssCounters {
+  signatureCounter: number;
+  transactionNumber: number;
+}
+
+/**
+ * Locks the TSS's row until the transaction ends (signers of every worker process take turns on
+ * it, so its counters never repeat or skip), and reads its counters with the logs kept already of
+ * these transactions (both revisions): what a batch must not sign again, and the transaction
+ * numbers of the starts its finishes close. Undefined when the project has no local TSS.
+ */
+export async function lockTss(tx: TransactionSql, project: string, transactionIds: readonly string[]): Promise<(TssCounters & { kept: KeptLog[] }) | undefined> {
+  const [row] = await tx<Array<TssCounters & { kept: KeptLog[] }>>`
+    select t.signature_counter::int as "signatureCounter", t.transaction_number::int as "transactionNumber",
+      coalesce((
+        select json_agg(json_build_object(
+          'transaction_id', l.transaction_id, 'revision', l.revision, 'transaction_number', l.transaction_number, 'counter', l.counter,
+          'unix_time', l.unix_time, 'process_type', l.process_type, 'process_data', l.process_data, 'signature', l.signature))
+        from fiscal_local_logs l where l.project = ${project} and l.transaction_id = any(${transactionIds as string[]}::text[])
+      ), '[]'::json) as kept
+    from fiscal_local_tss t where t.project = ${project}
+    for update of t`;
   return row;
+}
+
+/** Keeps newly signed logs and the counters they used up, in the transaction that locked the TSS. */
+export async function keepLogs(tx: TransactionSql, project: string, logs: readonly KeptLog[], counters: TssCounters): Promise<void> {
+  const column = <K extends keyof KeptLog>(key: K) => logs.map((l) => l[key]);
+  await tx`
+    with kept as (
+      insert into fiscal_local_logs (project, transaction_id, revision, transaction_number, counter, unix_time, process_type, process_data, signature)
+      select ${project}, l.* from unnest(
+        ${column('transaction_id') as string[]}::text[], ${column('revision') as number[]}::smallint[], ${column('transaction_number') as number[]}::bigint[],
+        ${column('counter') as number[]}::bigint[], ${column('unix_time') as number[]}::bigint[], ${column('process_type') as string[]}::text[],
+        ${column('process_data') as string[]}::text[], ${column('signature') as string[]}::text[]
+      ) as l
+    )
+    update fiscal_local_tss set signature_counter = ${counters.signatureCounter}, transaction_number = ${counters.transactionNumber}
+    where project = ${project}`;
 }

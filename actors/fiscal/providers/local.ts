@@ -12,7 +12,11 @@ import * as db from './local-sql.js';
  * serial number = SHA-256 of the public key (DER SPKI), hex. Each signature takes the next
  * signature counter (and a start the next transaction number) from that row, locked in the
  * transaction that keeps the signed log, which is unique per (transaction, revision): a repeated
- * call rolls back (the counter is not used up) and answers the stored log. It signs
+ * call answers the kept log (no counter is used up). The signer of a project is an actor: the
+ * revisions asked for while it signs wait in its mailbox and are signed together, in one
+ * transaction that holds the row once for all of them (a TSS signs one revision after another
+ * anyway; this way a burst of sales costs one lock, two statements and one commit, not as many
+ * as it has revisions, and waiting signers hold no database connection). It signs
  *
  *     local-v1;<counter>;<timestamp>;<processType>;<processData>;<transactionNumber>
  *
@@ -34,8 +38,18 @@ interface Tss {
 const Start = 1;
 const Finish = 2;
 
-/** Thrown inside a signing transaction to roll it back: the revision was signed already. */
-const SignedBefore = Symbol('signed before');
+/** Revisions one signing transaction takes at most. */
+const MaxBatch = 64;
+
+/** A revision waiting in its project's signer mailbox. */
+interface Asked {
+  transactionId: string;
+  revision: number;
+  processType: string;
+  processData: string;
+  answer(result: ProviderResult<StartedTransaction>): void;
+  fail(err: unknown): void;
+}
 
 export interface LocalProvider extends TseProvider {
   /** The project's TSE as it would register it (made on first use). */
@@ -57,31 +71,58 @@ export function createLocalProvider(deps: { sql: Sql }): LocalProvider {
     return tss;
   };
 
-  const signRevision = async (address: TransactionAddress, revision: number, processType: string, processData: string): Promise<ProviderResult<StartedTransaction>> => {
-    const { project, transactionId } = address;
+  // Per project: the revisions waiting while its signer is at work (no entry: the signer is idle).
+  const mailboxes = new Map<string, Asked[]>();
+
+  const signRevision = (address: TransactionAddress, revision: number, processType: string, processData: string) =>
+    new Promise<ProviderResult<StartedTransaction>>((answer, fail) => {
+      const asked: Asked = { transactionId: address.transactionId, revision, processType, processData, answer, fail };
+      const waiting = mailboxes.get(address.project);
+      if (waiting) return void waiting.push(asked);
+      mailboxes.set(address.project, [asked]);
+      void signWaiting(address.project);
+    });
+
+  const signWaiting = async (project: string) => {
+    const waiting = mailboxes.get(project)!;
+    while (waiting.length) {
+      const batch = waiting.splice(0, MaxBatch);
+      try {
+        const results = await signBatch(project, batch);
+        batch.forEach((asked, i) => asked.answer(results[i]!));
+      } catch (err) {
+        for (const asked of batch) asked.fail(err);
+      }
+    }
+    mailboxes.delete(project);
+  };
+
+  /** Signs a batch in order in one transaction; a revision kept before is answered as kept. */
+  const signBatch = async (project: string, batch: readonly Asked[]): Promise<Array<ProviderResult<StartedTransaction>>> => {
     const tss = await tssOf(project);
-    const outcome = await sql
-      .begin(async (tx) => {
-        const counters = await db.takeCounters(tx, project, transactionId, revision === Start);
-        if (!counters) throw new Error(`the local TSS of project ${project} is gone`);
-        if (counters.transaction_number === null) return undefined;
-        const unixTime = Math.floor(Date.now() / 1000);
-        const log: SignedLog = { timestamp: String(unixTime), time: new Date(unixTime * 1000).toISOString(), counter: counters.counter, processType, processData, signature: '' };
-        log.signature = sign('sha256', Buffer.from(localSignedMessage(log, counters.transaction_number), 'utf8'), { key: tss.key, dsaEncoding: 'ieee-p1363' }).toString('base64');
-        const kept = await db.insertLog(tx, project, transactionId, revision, {
-          transaction_number: counters.transaction_number, counter: log.counter, unix_time: unixTime, process_type: processType, process_data: processData, signature: log.signature,
-        });
-        if (!kept) throw SignedBefore;
-        return { device: tss.device, transactionNumber: counters.transaction_number, log };
-      })
-      .catch(async (err: unknown) => {
-        if (err !== SignedBefore) throw err;
-        const stored = await db.findLog(sql, project, transactionId, revision);
-        if (!stored) throw new Error(`log ${revision} of transaction ${transactionId} neither kept nor found`);
-        return { device: tss.device, transactionNumber: stored.transaction_number, log: signedLog(stored) };
+    return sql.begin(async (tx) => {
+      const locked = await db.lockTss(tx, project, [...new Set(batch.map((a) => a.transactionId))]);
+      if (!locked) throw new Error(`the local TSS of project ${project} is gone`);
+      const kept = new Map(locked.kept.map((log) => [`${log.transaction_id}/${log.revision}`, log]));
+      const counters = { signatureCounter: locked.signatureCounter, transactionNumber: locked.transactionNumber };
+      const unixTime = Math.floor(Date.now() / 1000);
+      const signed: db.KeptLog[] = [];
+      const results = batch.map((asked): ProviderResult<StartedTransaction> => {
+        const { transactionId, revision, processType, processData } = asked;
+        const before = kept.get(`${transactionId}/${revision}`);
+        if (before) return { kind: 'signed', value: { device: tss.device, transactionNumber: before.transaction_number, log: signedLog(before) } };
+        const transactionNumber = revision === Start ? ++counters.transactionNumber : kept.get(`${transactionId}/${Start}`)?.transaction_number;
+        if (transactionNumber === undefined) return { kind: 'failed', reason: `transaction ${transactionId} was never started` };
+        const log = { transaction_id: transactionId, revision, transaction_number: transactionNumber, counter: ++counters.signatureCounter, unix_time: unixTime, process_type: processType, process_data: processData, signature: '' };
+        const message = localSignedMessage({ counter: log.counter, timestamp: String(unixTime), processType, processData }, transactionNumber);
+        log.signature = sign('sha256', Buffer.from(message, 'utf8'), { key: tss.key, dsaEncoding: 'ieee-p1363' }).toString('base64');
+        kept.set(`${transactionId}/${revision}`, log);
+        signed.push(log);
+        return { kind: 'signed', value: { device: tss.device, transactionNumber, log: signedLog(log) } };
       });
-    if (!outcome) return { kind: 'failed', reason: `transaction ${transactionId} was never started` };
-    return { kind: 'signed', value: outcome as StartedTransaction };
+      if (signed.length) await db.keepLogs(tx, project, signed, counters);
+      return results;
+    });
   };
 
   return {

@@ -3,6 +3,7 @@
  * `Kassenbeleg-V1` finish. Pure: no I/O.
  *
  *     Beleg^<gross A>_<gross B>_<gross C>_<gross D>_<gross E>^<amount>:<Bar|Unbar>
+ *     AVTransfer^<gross A>_<gross B>_<gross C>_<gross D>_<gross E>^
  *     AVBelegabbruch^0.00_0.00_0.00_0.00_0.00^
  *
  * Amounts are in currency units with two decimals and a point (14.04); the VAT letters are the
@@ -33,17 +34,34 @@ export type ReceiptData = { kind: 'signable'; processData: string } | { kind: 'u
  * be described to a TSE: such a sale is `unsignable` (recorded as not signed, never signed falsely).
  */
 export function receiptProcessData(grossPerRate: Readonly<Record<string, number>>, paid: { amount: number; method: string }): ReceiptData {
+  const gross = grossPerLetter(grossPerRate);
+  if ('reason' in gross) return { kind: 'unsignable', reason: gross.reason };
+  const type = CashMethods.has(paid.method) ? 'Bar' : 'Unbar';
+  return { kind: 'signable', processData: `Beleg^${gross.letters}^${fiscalAmount(paid.amount)}:${type}` };
+}
+
+/**
+ * The processData of a sale handed to another till to be paid there (a `transferred` process):
+ * DSFinV-K's AVTransfer with the cart's gross per rate and no payment (the other till takes it).
+ */
+export function transferProcessData(grossPerRate: Readonly<Record<string, number>>): ReceiptData {
+  const gross = grossPerLetter(grossPerRate);
+  if ('reason' in gross) return { kind: 'unsignable', reason: gross.reason };
+  return { kind: 'signable', processData: `AVTransfer^${gross.letters}^` };
+}
+
+/** The five gross amounts A_B_C_D_E as text, or why a rate has no letter. */
+function grossPerLetter(grossPerRate: Readonly<Record<string, number>>): { letters: string } | { reason: string } {
   const letters = FiscalVatRates.map(() => 0);
   for (const [rate, gross] of Object.entries(grossPerRate)) {
     const at = FiscalVatRates.findIndex((r) => r === Number(rate));
     if (at < 0) {
       if (gross === 0) continue;
-      return { kind: 'unsignable', reason: `the tax rate ${rate} % has no DSFinV-K VAT letter (A 19, B 7, C 10.7, D 5.5, E 0)` };
+      return { reason: `the tax rate ${rate} % has no DSFinV-K VAT letter (A 19, B 7, C 10.7, D 5.5, E 0)` };
     }
     letters[at]! += gross;
   }
-  const type = CashMethods.has(paid.method) ? 'Bar' : 'Unbar';
-  return { kind: 'signable', processData: `Beleg^${letters.map(fiscalAmount).join('_')}^${fiscalAmount(paid.amount)}:${type}` };
+  return { letters: letters.map(fiscalAmount).join('_') };
 }
 
 /**
