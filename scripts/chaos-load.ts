@@ -18,6 +18,8 @@ export interface Edge {
 
 /** A request that failed as a client sees it: a 5xx, or no answer at all. */
 export interface ClientError {
+  /** When the request went out (a timeout is told seconds later). */
+  sentAt: number;
   at: number;
   step: string;
   edge: string;
@@ -168,6 +170,7 @@ async function untilAnswered(
   for (let attempt = 0; ; attempt++) {
     const edge = pick(options.edges, client);
     const [method, path, body, headers] = request();
+    const sentAt = Date.now();
     let what: string;
     try {
       const answer = await send(edge, method, path, body, headers);
@@ -186,7 +189,7 @@ async function untilAnswered(
       edge.ready = false;
       what = err instanceof Error ? err.message : String(err);
     }
-    options.onError({ at: Date.now(), step, edge: edge.name, what });
+    options.onError({ sentAt, at: Date.now(), step, edge: edge.name, what });
     if (Date.now() > deadline) {
       record.problems.push(`${step}: no answer for ${StepDeadlineMs / 1000} s (last: ${what})`);
       return undefined;

@@ -131,6 +131,12 @@ async function restartNode(node: NatsNode): Promise<void> {
 
 const secondsSince = (t: number) => ((Date.now() - t) / 1000).toFixed(1);
 
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return groups;
+}
+
 async function seed(url: string, token: (permissions: Permission[]) => Promise<string>): Promise<void> {
   const admin = await token(['productsWrite', 'pricingWrite', 'shopsWrite', 'projectsWrite']);
   const call = async (method: string, path: string, body: string, type = 'application/json') => {
@@ -203,13 +209,17 @@ async function main(): Promise<void> {
 
     process.stdout.write('\n');
     const inWindow = new Set<ClientError>();
+    const since = (t: number, from: number) => `+${((t - from) / 1000).toFixed(1)} s`;
     for (const r of records) {
-      const mine = errors.filter((e) => e.at >= r.startedAt && e.at <= r.backAt + SettleMs);
+      // An error belongs to the fault during whose window its request went out.
+      const mine = errors.filter((e) => e.sentAt >= r.startedAt && e.sentAt <= r.backAt + SettleMs);
       mine.forEach((e) => inWindow.add(e));
-      const window = mine.length ? `${mine.length} client errors from +${((mine[0]!.at - r.startedAt) / 1000).toFixed(1)} s to +${((mine.at(-1)!.at - r.startedAt) / 1000).toFixed(1)} s` : 'no client error';
-      const recovered = mine.length ? ((mine.at(-1)!.at - r.startedAt) / 1000).toFixed(1) : '0.0';
-      say(`${r.name}: ${window}; recovered after ${recovered} s; back in ${((r.backAt - r.startedAt) / 1000).toFixed(1)} s${r.notes.length ? ` (${r.notes.join('; ')})` : ''}`);
-      for (const e of mine.slice(0, 3)) say(`    e.g. +${((e.at - r.startedAt) / 1000).toFixed(1)} s ${e.step} at ${e.edge}: ${e.what}`);
+      const last = mine.reduce((t, e) => Math.max(t, e.at), r.startedAt);
+      const window = mine.length ? `${mine.length} client errors from ${since(Math.min(...mine.map((e) => e.at)), r.startedAt)} to ${since(last, r.startedAt)}` : 'no client error';
+      say(`${r.name}: ${window}; recovered after ${((last - r.startedAt) / 1000).toFixed(1)} s; back in ${((r.backAt - r.startedAt) / 1000).toFixed(1)} s${r.notes.length ? ` (${r.notes.join('; ')})` : ''}`);
+      for (const [what, group] of groupBy(mine, (e) => `${e.what.slice(0, 90)}`)) {
+        say(`    ${group.length} × ${what} (${since(group[0]!.at, r.startedAt)} .. ${since(group.at(-1)!.at, r.startedAt)}; ${[...new Set(group.map((e) => e.step))].join(', ')})`);
+      }
     }
     const outside = errors.filter((e) => !inWindow.has(e));
     for (const e of outside.slice(0, 10)) say(`error outside the fault windows: +${((e.at - startedAt) / 1000).toFixed(1)} s ${e.step} at ${e.edge}: ${e.what}`);

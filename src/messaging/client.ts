@@ -11,12 +11,13 @@ import type { Publisher } from './publisher.js';
  * subject token: one subscription and one timer per request, nothing else allocated per call.
  *
  * The loss of a NATS node is hidden where that is safe. A request nobody listens to (no
- * responders: nothing was delivered) is sent again for up to 2 s, the time workers of a lost node
- * take to subscribe through another. A request the endpoint declares repeatable (a read, a PUT of
- * a client-chosen id; subjects/contract.ts) is sent again when it may have been lost with a node:
- * when this connection dropped while it was under way (once connected again), or when the cluster
- * lost a node and it is still unanswered a second later. Any other request keeps waiting for its
- * answer or its timeout (503): only the client knows whether it may be repeated.
+ * responders: nothing was delivered) is sent again: on a cluster up to its timeout, while workers
+ * of a lost node subscribe again through another; on a lone server for 2 s. A request the endpoint
+ * declares repeatable (a read, a PUT of a client-chosen id; subjects/contract.ts) is sent again
+ * when it may have been lost with a node: when this connection dropped while it was under way
+ * (once connected again), or when the cluster lost a node and it is still unanswered a second
+ * later. Any other request keeps waiting for its answer or its timeout (503): only the client knows
+ * whether it may be repeated.
  */
 export interface ServiceClient {
   call<E extends Endpoint>(endpoint: E, request: RequestOf<E>, options?: CallOptions): Promise<ReplyOf<E>>;
@@ -64,7 +65,7 @@ interface Call {
   unheard: number;
 }
 
-/** How long a request nobody listens to is sent again: workers of a lost node subscribe again through another within it. */
+/** How long a request nobody listens to is sent again on a lone server (on a cluster: up to its timeout, while workers of a lost node subscribe through another). */
 const NoResponderGraceMs = 2000;
 /** A repeatable request still unanswered this long after the cluster lost a node is taken as lost with it. */
 const LostAfterMs = 1000;
@@ -131,7 +132,9 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
       // was delivered, so any request may go again.
       if (msg.data.length === 0 && msg.headers?.code === 503) {
         const pause = 100 * 2 ** Math.min(call.unheard, 2);
-        if (Date.now() - call.firstSentAt + pause >= Math.min(NoResponderGraceMs, call.timeoutMs)) {
+        // A lone server: no worker runs, say so soon. A cluster: workers are moving to another node.
+        const grace = nodes > 1 ? call.timeoutMs : Math.min(NoResponderGraceMs, call.timeoutMs);
+        if (Date.now() - call.firstSentAt + pause >= grace) {
           return fail(call, AppError.unavailable('no worker is available to handle this request'));
         }
         call.state = 'pausing';
