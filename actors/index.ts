@@ -5,6 +5,8 @@ import type { Migration } from '../src/infra/migrate.js';
 import type { Sql } from '../src/infra/postgres.js';
 import type { Publisher } from '../src/messaging/publisher.js';
 import { serveEndpoints } from '../src/messaging/worker.js';
+import { jobConsumerStates } from '../src/messaging/jobs.js';
+import { registerWorkerGauges, type Metrics } from '../src/infra/metrics.js';
 import type { Config } from '../src/config.js';
 import { EventStream } from '../subjects/events.js';
 import { JobStream } from '../subjects/jobs.js';
@@ -20,6 +22,7 @@ import { createImportsActor } from './imports/handler.js';
 import { createOrdersActor } from './orders/handler.js';
 import { createReceiptsActor } from './receipts/handler.js';
 import { startOutboxRelay } from './outbox/relay.js';
+import { outboxBacklog } from './outbox/sql.js';
 import { createPosCredentialsActor } from './pos-credentials/handler.js';
 import { startFulfillmentCaller } from './fulfillment-caller/handler.js';
 import { createPromotionsActor } from './promotions/handler.js';
@@ -28,6 +31,7 @@ import { createShopsActor } from './shops/handler.js';
 import { startFiscalJobs } from './fiscal/handler.js';
 import { createProviderSource, type ProviderOptions } from './fiscal/providers/index.js';
 import { createFiscalActor } from './fiscal/registers.js';
+import { createIdempotencyActor } from './idempotency/handler.js';
 import { createSystemActor } from './system/handler.js';
 
 export interface WorkerDeps {
@@ -53,6 +57,8 @@ export interface WorkerDeps {
   fulfillment: Config['fulfillment'] & { publicBaseUrl?: string };
   /** TSE signing (config.ts), and the providers beyond `local` (`fiskaly`) or a test's wrapper around them. */
   fiscal: Config['fiscal'] & Pick<ProviderOptions, 'fiskaly' | 'wrap'>;
+  /** The process's metrics: messages handled, jobs exhausted, and what the outbox, JetStream and the pools hold at a scrape. */
+  metrics?: Metrics;
 }
 
 export interface Workers {
@@ -62,7 +68,10 @@ export interface Workers {
 
 /** Starts every worker pool of this process, and its outbox relay. Each pool serves its domain's queue group. */
 export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
-  const { sql, checkoutSql, nc, publisher, log, migrations, checkout } = deps;
+  const { sql, checkoutSql, nc, publisher, log, migrations, checkout, metrics } = deps;
+  if (metrics) {
+    registerWorkerGauges(metrics, { outbox: () => outboxBacklog(sql), jobConsumers: () => jobConsumerStates(nc), pools: { general: sql, checkout: checkoutSql }, log });
+  }
   // Events are kept for integrators; a publish repeated within two minutes is dropped.
   const { replicas } = deps.jetstream;
   await ensureStream(nc, { ...EventStream, maxAgeMs: deps.events.maxAgeMs, duplicateWindowMs: 120_000, replicas }, log);
@@ -71,14 +80,15 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const relay = startOutboxRelay({ sql, nc, log });
   const closingSequence = createClosingSequenceActor({
     sql, nc, log, software: { brand: 'checkout-platform', version: deps.closings.softwareVersion }, eventsWritten: () => relay.nudge(),
-    retryScheduleMs: deps.closings.retryScheduleMs, maxAttempts: deps.closings.maxAttempts,
+    retryScheduleMs: deps.closings.retryScheduleMs, maxAttempts: deps.closings.maxAttempts, metrics,
   });
   const closingWork = await closingSequence.startConsumer();
-  const receipts = createReceiptsActor({ sql, nc, log, ...deps.receipts });
+  const receipts = createReceiptsActor({ sql, nc, log, ...deps.receipts, metrics });
   const tse = createProviderSource({ sql, log, timeoutMs: deps.fiscal.timeoutMs, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
   const receiptJobs = await receipts.startConsumer();
   const checkoutProcesses = createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider });
-  const endpoints = serveEndpoints({ nc, publisher, log }, [
+  const idempotencyKeys = createIdempotencyActor({ sql, log });
+  const endpoints = serveEndpoints({ nc, publisher, log, metrics }, [
     ...createSystemActor({ sql, migrations }),
     ...createSettingsActor({ sql }),
     ...createShopsActor({ sql }),
@@ -94,17 +104,18 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createPosCredentialsActor({ sql }),
     ...createClosingSchedulesActor({ sql }),
     ...closingSequence.routes,
+    ...idempotencyKeys.routes,
   ]);
   // The fulfillment caller records the service's answers through this process's process actor.
   const { url, token, timeoutMs, publicBaseUrl, retryScheduleMs, maxAttempts, callers } = deps.fulfillment;
   const fulfillmentCaller =
     callers > 0
-      ? await startFulfillmentCaller({ nc, log, processes: checkoutProcesses.fulfillmentCalls, service: { url, token, timeoutMs, publicBaseUrl }, retryScheduleMs, maxAttempts, concurrency: callers })
+      ? await startFulfillmentCaller({ nc, log, processes: checkoutProcesses.fulfillmentCalls, service: { url, token, timeoutMs, publicBaseUrl }, retryScheduleMs, maxAttempts, concurrency: callers, metrics })
       : undefined;
   const { retryScheduleMs: fiscalRetries, maxAttempts: fiscalAttempts, signers } = deps.fiscal;
   const fiscalJobs =
     signers > 0
-      ? await startFiscalJobs({ nc, sql, log, providers: tse.source, retryScheduleMs: fiscalRetries, maxAttempts: fiscalAttempts, concurrency: signers, eventsWritten: () => relay.nudge() })
+      ? await startFiscalJobs({ nc, sql, log, providers: tse.source, retryScheduleMs: fiscalRetries, maxAttempts: fiscalAttempts, concurrency: signers, eventsWritten: () => relay.nudge(), metrics })
       : undefined;
   const scheduleTrigger = createScheduleTrigger({ sql, log, claimed: () => relay.nudge() });
   // Batches are claimed like fire times, on a timer of their own (node-cron's minute is too coarse).
@@ -120,6 +131,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       await fulfillmentCaller?.stop();
       await fiscalJobs?.stop();
       await endpoints.stop();
+      await idempotencyKeys.stop();
       await closingWork.stop();
       await receiptJobs.stop();
       relay.nudge();

@@ -7,6 +7,7 @@ import { createTokenVerifier } from '../src/auth/tokens.js';
 import type { Config } from '../src/config.js';
 import { buildEdge, type EdgeApp } from '../src/edge/server.js';
 import { createFailureCounts, type FailureCounts } from '../src/edge/failure-counts.js';
+import { createDrainState, drainEdge, type DrainState } from '../src/edge/shutdown.js';
 import type { HealthReport } from '../src/edge/routes/health.js';
 import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.js';
 import { loadMigrations, migrate, migrationsDir } from '../src/infra/migrate.js';
@@ -17,6 +18,7 @@ import { projectRoot } from '../src/infra/project-root.js';
 import { resolveCheckoutSecret, resolveJwtSecret, type Secret } from '../src/secrets.js';
 import type { Logger } from '../src/logger.js';
 import { createServiceClient, type ServiceClient } from '../src/messaging/client.js';
+import { createMetrics, serveMetrics, type Metrics } from '../src/infra/metrics.js';
 import { createPublisher, type Publisher } from '../src/messaging/publisher.js';
 
 /**
@@ -28,6 +30,8 @@ export interface RunningService {
   edge?: EdgeApp;
   /** The address the edge listens on, once listening. */
   url?: string;
+  /** Where `/metrics` is served: METRICS_PORT's own server, else the edge's port (a workers-only process without METRICS_PORT serves none). */
+  metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -55,6 +59,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     }
   };
   const children: Children = {};
+  const metrics = createMetrics();
   const supervise = (part: keyof Children, name: string, first: RunningChild, restart: () => Promise<RunningChild>) => {
     const child = superviseChild(first, {
       name,
@@ -90,7 +95,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
         supervise('postgres', 'the embedded Postgres', embedded, () => embedded.restart());
         databaseUrl = embedded.url;
       }
-      await startWorkerSide(config, log, databaseUrl, { nc, publisher }, stops, options);
+      await startWorkerSide(config, log, databaseUrl, { nc, publisher }, stops, options, metrics);
       // A workers-only process has no address to announce: this line says it serves (scripts/cluster.ts waits for it).
       if (config.role === 'workers') log.info({ role: config.role }, 'worker pools serving');
     }
@@ -98,7 +103,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     let edge: EdgeApp | undefined;
     let url: string | undefined;
     if (config.role !== 'workers') {
-      const client = createServiceClient({ nc, publisher, timeoutMs: config.requestTimeoutMs });
+      const client = createServiceClient({ nc, publisher, timeoutMs: config.requestTimeoutMs, metrics });
       stops.push(async () => client.close());
       // Shared over NATS when the NATS is (NATS_URL: other edges may use it); in memory when this process spawned its own.
       const failureCounts = await createFailureCounts({
@@ -108,8 +113,10 @@ export async function startService(config: Config, log: Logger, options: StartOp
         log,
       });
       stops.push(() => failureCounts.stop());
-      edge = await startEdgeSide(config, log, nc, client, children, failureCounts);
-      stops.push(() => edge!.close());
+      const drain = createDrainState();
+      edge = await startEdgeSide(config, log, nc, client, children, failureCounts, { drain, metrics });
+      // First of all on stop: the requests in flight finish while the workers still answer them.
+      stops.push(() => drainEdge(edge!, drain, { ...config.shutdown, log }));
       if (options.listen ?? true) {
         url = await edge.listen({ host: config.http.host, port: config.http.port });
         log.info({ url, role: config.role }, 'checkout platform listening');
@@ -117,7 +124,15 @@ export async function startService(config: Config, log: Logger, options: StartOp
         await edge.ready();
       }
     }
-    return { edge, url, stop };
+    let metricsUrl = url && config.metrics.port === undefined ? `${url}/metrics` : undefined;
+    if (config.metrics.port !== undefined) {
+      // Stopped first: the parts it reads stop after it.
+      const server = await serveMetrics(metrics, { host: config.http.host, port: config.metrics.port, log });
+      stops.push(() => server.stop());
+      metricsUrl = server.url;
+      log.info({ url: metricsUrl }, 'metrics listening');
+    }
+    return { edge, url, metricsUrl, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -131,6 +146,7 @@ async function startWorkerSide(
   bus: { nc: NatsConnection; publisher: Publisher },
   stops: Array<() => Promise<unknown>>,
   options: StartOptions,
+  metrics: Metrics,
 ): Promise<void> {
   const sql = connectPostgres({ url: databaseUrl, poolMax: config.database.poolMax });
   stops.push(() => sql.end({ timeout: 5 }));
@@ -156,6 +172,7 @@ async function startWorkerSide(
     closings: { ...config.closings, softwareVersion: packageVersion() },
     fulfillment: { ...config.fulfillment, publicBaseUrl: config.publicBaseUrl },
     fiscal: { ...config.fiscal, ...options.fiscal },
+    metrics,
   });
   stops.push(() => workers.stop());
 }
@@ -167,6 +184,7 @@ async function startEdgeSide(
   client: ServiceClient,
   children: Children,
   failureCounts: FailureCounts,
+  parts: { drain: DrainState; metrics: Metrics },
 ): Promise<EdgeApp> {
   const signing = await resolveJwtSecret(config);
   logGenerated(log, 'JWT_SECRET', signing, 'npm run token signs with it');
@@ -176,7 +194,10 @@ async function startEdgeSide(
     issuer: config.auth.issuer,
     audience: config.auth.audience,
   });
-  return buildEdge({ config, log, client, verifier, health: () => checkHealth(nc, client, children), version: packageVersion(), failureCounts });
+  return buildEdge({
+    config, log, client, verifier, health: () => checkHealth(nc, client, children), version: packageVersion(), failureCounts,
+    drain: parts.drain, metrics: parts.metrics, serveMetrics: config.metrics.port === undefined,
+  });
 }
 
 function logGenerated(log: Logger, variable: string, secret: Secret, note: string): void {

@@ -69,6 +69,9 @@ const Environment = z
     FISCAL_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(18)),
     FISCAL_SIGNERS: variable(z.coerce.number().int().min(0).max(256).default(16)),
     FISCAL_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(10_000)),
+    SHUTDOWN_GRACE_MS: variable(z.coerce.number().int().min(0).default(10_000)),
+    SHUTDOWN_DELAY_MS: variable(z.coerce.number().int().min(0).default(0)),
+    METRICS_PORT: variable(z.coerce.number().int().min(0).max(65535).optional()),
   })
   .refine((env) => Boolean(env.TLS_CERT_FILE) === Boolean(env.TLS_KEY_FILE), {
     message: 'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
@@ -158,6 +161,16 @@ const Configuration = Environment.transform((env) => ({
    * (18: about an hour) before the sale is recorded as a TSE outage, and how many TSE calls this
    * process makes at once (0: none).
    */
+  /**
+   * SIGTERM (also SIGINT, SIGHUP): the edge answers 503 on /health/ready at once and keeps taking
+   * connections for `delayMs` (0), so that a load balancer that routes by readiness moves away; then
+   * it refuses new connections and gives the requests in flight `graceMs` (10 s) to finish before it
+   * closes their connections. The workers then stop taking messages and jobs, finish what they hold
+   * and publish what the outbox holds.
+   */
+  shutdown: { graceMs: env.SHUTDOWN_GRACE_MS, delayMs: env.SHUTDOWN_DELAY_MS },
+  /** `/metrics` (Prometheus text): on its own port when set (0: any free one), else on the edge's port (roles all and edge). */
+  metrics: { port: env.METRICS_PORT },
   fiscal: {
     defaultProvider: defaultFiscalProvider(env.NODE_ENV),
     retryScheduleMs: env.FISCAL_RETRY_SCHEDULE_MS,

@@ -3,7 +3,7 @@ import t from 'tap';
 import { priceCart, type Catalog, type CatalogEntry, type CartContext } from '../src/domain/cart.js';
 import type { PriceV2 } from '../src/domain/pricing.js';
 import canonicalize from 'canonicalize';
-import { canonicalCheckoutInfo, lineItemText, signCheckoutInfo, verifyCheckoutInfo } from '../src/domain/signature.js';
+import { canonicalCheckoutInfo, lineItemText, signCheckoutInfo, signedCheckoutInfoJson, verifyCheckoutInfo } from '../src/domain/signature.js';
 import { taxIncluded } from '../src/domain/tax.js';
 import { LineItem, type CartItem, type CheckoutInfo } from '../subjects/checkout.js';
 import { PriceModifier } from '../subjects/promotions.js';
@@ -265,6 +265,24 @@ t.test('the canonical text of a checkout info is exactly what the canonicalize p
     }),
     { numRuns: 1500 },
   );
+});
+
+t.test('a checkout info larger than the memory its text is first written in is written whole, and signed as written', async (t) => {
+  const line = (i: number): LineItem => ({ id: String(i), type: 'default', refersTo: null, sku: `SKU-${i}`, amount: 1, weight: 0, units: 0, price: 100 + i, priceOrigin: 'master', totalPrice: 100 + i, name: `Käse 🧀 ${i} "extra"`, taxRate: '19', scannedCode: '', saleRestriction: '' });
+  const info: CheckoutInfo = {
+    session: '', clientID: '', appUserID: '', shopID: 'shop', project: 'p',
+    shop: { externalId: '', name: 'Shop', email: '', phone: '', street: '', zip: '', city: '', state: '', country: '' },
+    customer: {}, createdAt: new Date().toISOString(), availableMethods: ['cash'], paymentMethods: [{ id: 'cash' }], lineItems: Array.from({ length: 400 }, (_, i) => line(i)),
+    price: { tax: {}, taxNet: {}, taxPre: {}, netPrice: 0, price: 0 }, currency: 'EUR', requiredInformation: [], violations: [],
+  };
+  const canonical = canonicalize(info)!;
+  t.ok(Buffer.byteLength(canonical) > 64 * 1024, 'past the first 16 KB, and grown more than once');
+  t.equal(canonicalCheckoutInfo(info), canonical);
+  const key = new TextEncoder().encode('a-key-of-at-least-thirty-two-characters');
+  const links = { checkoutProcess: { href: '/p/checkout/process' } };
+  const signed = JSON.parse(signedCheckoutInfoJson(info, key, links).toString()) as { checkoutInfo: unknown; signature: string; links: unknown };
+  t.same(signed, { checkoutInfo: JSON.parse(canonical) as unknown, signature: signCheckoutInfo(info, key), links });
+  t.doesNotThrow(() => verifyCheckoutInfo(signed.checkoutInfo as CheckoutInfo, signed.signature, key, { ttlMs: 60_000 }));
 });
 
 t.test('what has no canonical form is refused, as canonicalize refuses it', async (t) => {

@@ -1,5 +1,5 @@
 import { CompiledConfigurations } from '../../src/domain/promotions/index.js';
-import { signedCheckoutInfo } from '../../src/domain/signature.js';
+import { signedCheckoutInfoJson } from '../../src/domain/signature.js';
 import { AppError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { Sql } from '../../src/infra/postgres.js';
@@ -21,8 +21,6 @@ export interface CheckoutDeps {
   /** Whether a fulfillment service is configured (FULFILLMENT_URL): products with a fulfillmentType need one. */
   fulfillmentAvailable: boolean;
 }
-
-const ReplyStart = Buffer.from('{"checkoutInfo":');
 
 /** The checkout workers: price a cart into a signed checkout info (pricing.ts), or evaluate a promotion configuration with it. */
 export function createCheckoutActor(deps: CheckoutDeps): Route[] {
@@ -49,11 +47,9 @@ export function createCheckoutActor(deps: CheckoutDeps): Route[] {
       const items = sortCartItems(cart.items);
       const data = await checkoutData(project, cart.shopID, items.products);
       const { info } = await priceCheckout(pricing, project, cart, items, data, data.promotion);
-      // The canonical JSON the signature covers is the reply's checkoutInfo: the reply is written around its bytes.
-      const { canonical, signature } = signedCheckoutInfo(info, signingKey);
+      // The canonical JSON the signature covers is the reply's checkoutInfo: the reply is written around it.
       const links = { checkoutProcess: { href: checkoutProcessPath(project) } };
-      const rest = Buffer.from(`,"signature":${JSON.stringify(signature)},"links":${JSON.stringify(links)}}`);
-      return new JsonText<SignedCheckoutInfo>(Buffer.concat([ReplyStart, canonical, rest]));
+      return new JsonText<SignedCheckoutInfo>(signedCheckoutInfoJson(info, signingKey, links));
     }),
 
     route(checkout.evaluate, async ({ project, configID, ...cart }) => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AppError } from '../../src/errors.js';
 import type { Sql } from '../../src/infra/postgres.js';
-import { readJob, startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
+import { readJob, startJobConsumer, type Job, type JobConsumer, type JobConsumerDeps, type JobOutcome } from '../../src/messaging/jobs.js';
 import { createMailboxes } from '../../src/messaging/mailbox.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { batchesPath, closings, closingWorkSubject, ClosingWork, logPath } from '../../subjects/closings.js';
@@ -23,6 +23,8 @@ export interface ClosingSequenceDeps extends LogWriterDeps {
   /** Retry schedule and attempts of closing work (triggers and report jobs). */
   retryScheduleMs?: readonly number[];
   maxAttempts?: number;
+  /** Counts jobs that failed their last attempt (src/infra/metrics.ts). */
+  metrics?: JobConsumerDeps['metrics'];
 }
 
 export interface ClosingSequenceActor {
@@ -194,7 +196,7 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
     routes,
     startConsumer: () =>
       startJobConsumer(
-        { nc: deps.nc, log },
+        { nc: deps.nc, log, metrics: deps.metrics },
         {
           durable: 'closing',
           filter: jobFilter('closing'),

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
-import { readJob, startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
+import { readJob, startJobConsumer, type Job, type JobConsumer, type JobConsumerDeps, type JobOutcome } from '../../src/messaging/jobs.js';
 import { eventSubject } from '../../subjects/events.js';
 import { FiscalJob, FiscalJobFilter, TseOutagePrefix, type FiscalizationSettings, type FiscalLogEntry, type SecurityDeviceModule } from '../../subjects/fiscal.js';
 import { receiptJob } from '../../subjects/receipts.js';
@@ -40,6 +40,8 @@ export interface FiscalJobsDeps {
   concurrency: number;
   /** Called after a job wrote to the outbox (wakes the relay). */
   eventsWritten(): void;
+  /** Counts jobs that failed their last attempt (src/infra/metrics.ts). */
+  metrics?: JobConsumerDeps['metrics'];
 }
 
 export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
@@ -129,7 +131,7 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
   };
 
   return startJobConsumer(
-    { nc: deps.nc, log },
+    { nc: deps.nc, log, metrics: deps.metrics },
     { durable: 'fiscal', filter: FiscalJobFilter, retryScheduleMs: deps.retryScheduleMs, maxAttempts: deps.maxAttempts, concurrency: deps.concurrency },
     handle,
   );

@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../src/logger.js';
-import { readJob, startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
+import { readJob, startJobConsumer, type Job, type JobConsumer, type JobConsumerDeps, type JobOutcome } from '../../src/messaging/jobs.js';
 import { FulfillmentJob, fulfillmentPath, type CallOutcome } from '../../subjects/fulfillments.js';
 import type { FulfillmentCallRecorder } from '../checkout-process/handler.js';
 import { jobFilter } from '../../subjects/jobs.js';
@@ -26,6 +26,8 @@ export interface FulfillmentCallerDeps {
   maxAttempts: number;
   /** Calls this process makes at once. */
   concurrency: number;
+  /** Counts jobs that failed their last attempt (src/infra/metrics.ts). */
+  metrics?: JobConsumerDeps['metrics'];
 }
 
 export function startFulfillmentCaller(deps: FulfillmentCallerDeps): Promise<JobConsumer> {
@@ -67,7 +69,7 @@ export function startFulfillmentCaller(deps: FulfillmentCallerDeps): Promise<Job
     return { kind: 'retry', reason: result.reason, ...(result.afterMs === undefined ? {} : { afterMs: result.afterMs }) };
   };
 
-  return startJobConsumer({ nc: deps.nc, log }, spec, handle);
+  return startJobConsumer({ nc: deps.nc, log, metrics: deps.metrics }, spec, handle);
 }
 
 /** A call applies while the fulfillment is where the call takes it from (a service's own report may have moved it on). */

@@ -66,3 +66,14 @@ export async function takeOldestEvents(tx: TransactionSql, limit: number): Promi
 export async function vacuumOutbox(sql: Sql): Promise<void> {
   await sql`vacuum (skip_locked) outbox`;
 }
+
+/**
+ * What waits to be published, for metrics: the rows (counted up to a million: a scrape stays cheap
+ * however far the relay fell behind) and the age of the oldest in seconds (0 when none).
+ */
+export async function outboxBacklog(sql: Sql): Promise<{ rows: number; oldestAgeSeconds: number }> {
+  const [row] = await sql<Array<{ rows: number; oldest: number }>>`
+    select (select count(*)::int from (select 1 from outbox limit 1000000) waiting) as rows,
+           coalesce((select extract(epoch from now() - created_at)::float8 from outbox order by seq limit 1), 0) as oldest`;
+  return { rows: row?.rows ?? 0, oldestAgeSeconds: Math.max(0, row?.oldest ?? 0) };
+}

@@ -7,7 +7,7 @@ import type { JobConsumer } from '../../src/messaging/jobs.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { receiptPath } from '../../subjects/orders.js';
 import { receipts, type PurchaseHistoryOrder, type ReceiptPart } from '../../subjects/receipts.js';
-import { startReceiptJobs } from './jobs.js';
+import { startReceiptJobs, type ReceiptJobDeps } from './jobs.js';
 import { createReceiptMaker } from './maker.js';
 import * as db from './sql.js';
 
@@ -21,6 +21,8 @@ export interface ReceiptsDeps {
   partBytes: number;
   /** Threads that make the PDFs (RECEIPT_RENDER_THREADS); 0: on the event loop. */
   renderThreads: number;
+  /** Counts receipt jobs that failed their last attempt. */
+  metrics?: ReceiptJobDeps['metrics'];
 }
 
 export interface ReceiptsActor {
@@ -82,7 +84,7 @@ export function createReceiptsActor(deps: ReceiptsDeps): ReceiptsActor {
     routes,
     // Two receipts per render thread: one rendered while the other's order is read or stored. More
     // would only queue for the threads, ahead of the requests that make a receipt themselves.
-    startConsumer: () => startReceiptJobs({ nc: deps.nc, sql, log: deps.log, maker, concurrency: 2 * Math.max(1, deps.renderThreads) }),
+    startConsumer: () => startReceiptJobs({ nc: deps.nc, sql, log: deps.log, maker, concurrency: 2 * Math.max(1, deps.renderThreads), metrics: deps.metrics }),
   };
 }
 

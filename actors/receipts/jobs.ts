@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
-import { readJob, startJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
+import { readJob, startJobConsumer, type Job, type JobConsumer, type JobConsumerDeps, type JobOutcome } from '../../src/messaging/jobs.js';
 import { ReceiptJob, ReceiptJobFilter } from '../../subjects/receipts.js';
 import type { ReceiptMaker } from './maker.js';
 import * as db from './sql.js';
@@ -21,6 +21,8 @@ export interface ReceiptJobDeps {
   concurrency: number;
   retryScheduleMs?: readonly number[];
   maxAttempts?: number;
+  /** Counts jobs that failed their last attempt (src/infra/metrics.ts). */
+  metrics?: JobConsumerDeps['metrics'];
 }
 
 export function startReceiptJobs(deps: ReceiptJobDeps): Promise<JobConsumer> {
@@ -46,7 +48,7 @@ export function startReceiptJobs(deps: ReceiptJobDeps): Promise<JobConsumer> {
     }
   };
   return startJobConsumer(
-    { nc: deps.nc, log },
+    { nc: deps.nc, log, metrics: deps.metrics },
     {
       durable: 'receipt',
       filter: ReceiptJobFilter,

@@ -15,6 +15,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         description: [
           'Self-checkout platform for retailers: catalog, pricing, checkout, PoS handover, orders.',
           'Every path below `/{project}` needs `Authorization: Bearer <JWT>`; each operation names the permission it needs.',
+          'The POST routes that create take an `Idempotency-Key` header (a random key per operation, per project): the same key and body within 24 hours answer the first answer again, with `Idempotent-Replayed: true`; the same key with another body is 409 `idempotency_key_reused`; while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. A 5xx is not kept, so a retry runs the request again.',
           'Shop ids are strings everywhere. Where the spec types a shop id as int (Order, Closing, ClosingSchedule), the API carries the same string: one identity for a shop across the API.',
         ].join('\n\n'),
       },

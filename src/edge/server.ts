@@ -11,8 +11,12 @@ import type { ServiceClient } from '../messaging/client.js';
 import { registerAuth, type PosCredentialCheck } from './auth.js';
 import { registerNdjson } from './batch.js';
 import { registerErrorHandling } from './errors.js';
+import { registerIdempotency } from './idempotency.js';
+import { registerMetrics } from './metrics.js';
+import type { Metrics } from '../infra/metrics.js';
 import { createFailureCounts, type FailureCounts } from './failure-counts.js';
 import { registerSecurityHeaders } from './security-headers.js';
+import { registerDrain, type EdgeDrain } from './shutdown.js';
 import { registerThrottle, registerTokenLimit } from './throttle.js';
 import { registerOpenApi } from './openapi.js';
 import { asyncApiRoutes } from './asyncapi.js';
@@ -46,6 +50,11 @@ export interface EdgeDeps {
   version: string;
   /** Failed sign-in counts (shared by the edges when they share a NATS); the edge does not stop them. */
   failureCounts: FailureCounts;
+  /** Whether the process is shutting down (shutdown.ts): /health/ready says 503 and answers close their connection. */
+  drain: EdgeDrain;
+  metrics: Metrics;
+  /** Serve `/metrics` on the edge's port (METRICS_PORT unset). */
+  serveMetrics: boolean;
 }
 
 /** Client input is parsed with the route's zod schema; a failure lists every zod issue in `details`. */
@@ -88,6 +97,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
     // Ids in paths are validated by the routes' schemas; the router only must not cut them short.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     trustProxy: config.http.trustProxy,
+    // While draining, a request on a connection that is still open is served (with Connection: close), not refused with a 503.
+    return503OnClosing: false,
     ...(tls ? { https: { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } } : {}),
   }) as unknown as EdgeApp;
 
@@ -97,12 +108,16 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   registerSecurityHeaders(app, { tls: Boolean(tls) });
   registerErrorHandling(app);
   registerNdjson(app);
+  registerDrain(app, deps.drain);
   const tokenCounts = await createFailureCounts({ windowMs: config.throttle.tokenRate.windowMs, log });
   app.addHook('onClose', () => tokenCounts.stop());
   const throttle = await registerThrottle(app, config.throttle, deps.failureCounts, tokenCounts);
   registerAuth(app, deps.verifier, posCredentialCheck(deps.client), throttle);
   registerTokenLimit(app, config.throttle);
+  // A claim outlives the longest a create can take (one worker call) with room to spare.
+  registerIdempotency(app, deps.client, { waitMs: config.requestTimeoutMs, leaseMs: Math.max(30_000, 2 * config.requestTimeoutMs) });
   await registerOpenApi(app, deps.version);
+  registerMetrics(app, deps.metrics, { serve: deps.serveMetrics });
   if (log.isLevelEnabled('info')) {
     // Installed only when the line would be written: a hook costs every request.
     app.addHook('onResponse', async (request, reply) => {
@@ -111,7 +126,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   }
 
   const zodApp = app.withTypeProvider<ZodTypeProvider>();
-  healthRoutes(zodApp, deps.health);
+  healthRoutes(zodApp, deps.health, deps.drain);
   asyncApiRoutes(zodApp, deps.version);
   shopRoutes(zodApp, deps.client);
   settingsRoutes(zodApp, deps.client);

@@ -23,6 +23,25 @@ export function connectPostgres(options: PoolOptions): Sql {
   });
 }
 
+/** How a pool's connections are used now (patches/README.md: `sql.stats()`). */
+export interface PoolStats {
+  max: number;
+  idle: number;
+  /** Connections running queries. */
+  busy: number;
+  /** Connections held by a transaction. */
+  reserved: number;
+  connecting: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+}
+
+/** The pool's state, for metrics; undefined when postgres.js lacks the patch that exposes it. */
+export function poolStats(sql: Sql): PoolStats | undefined {
+  const stats = (sql as Sql & { stats?: () => PoolStats }).stats;
+  return typeof stats === 'function' ? stats() : undefined;
+}
+
 /** SQLSTATE codes the code branches on (never on message text). */
 export const PgErrorCode = {
   uniqueViolation: '23505',

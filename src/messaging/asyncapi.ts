@@ -9,6 +9,7 @@ import * as coupons from '../../subjects/coupons.js';
 import { EventDomains, EventPayloads, EventStream, type EventDomain } from '../../subjects/events.js';
 import * as fiscal from '../../subjects/fiscal.js';
 import * as fulfillments from '../../subjects/fulfillments.js';
+import * as idempotency from '../../subjects/idempotency.js';
 import * as imports from '../../subjects/imports.js';
 import { JobKinds, JobStream, type JobKind } from '../../subjects/jobs.js';
 import * as orders from '../../subjects/orders.js';
@@ -41,6 +42,7 @@ export const SubjectModules: Record<string, Record<string, unknown>> = {
   coupons,
   fiscal,
   fulfillments,
+  idempotency,
   imports,
   orders,
   pos,

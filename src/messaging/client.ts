@@ -1,6 +1,8 @@
 import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { ErrorHeaders, ErrorReply, type Endpoint, type ReplyOf, type RequestOf } from '../../subjects/contract.js';
+import { performance } from 'node:perf_hooks';
 import { AppError } from '../errors.js';
+import type { Metrics, NatsOutcome } from '../infra/metrics.js';
 import type { Publisher } from './publisher.js';
 
 /**
@@ -72,8 +74,16 @@ const LostAfterMs = 1000;
 /** How many times a call is sent again after node losses (then its timeout decides). */
 const MaxResends = 3;
 
-export function createServiceClient(deps: { nc: NatsConnection; publisher: Publisher; timeoutMs: number }): ServiceClient {
-  const { nc, publisher, timeoutMs } = deps;
+export interface ServiceClientDeps {
+  nc: NatsConnection;
+  publisher: Publisher;
+  timeoutMs: number;
+  /** Observes each request's latency by subject and outcome (`checkout_nats_request_duration_seconds`). */
+  metrics?: Pick<Metrics, 'natsRequests'>;
+}
+
+export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
+  const { nc, publisher, timeoutMs, metrics } = deps;
   const inbox = createInbox();
   /** Calls with an attempt under way, by its reply token. */
   const sent = new Map<string, Call>();
@@ -195,7 +205,7 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
     // A request the broker cannot carry is the client's too-large input, not an outage.
     const size = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
     if (size > maxPayload()) return Promise.reject(new AppError(413, 'payload_too_large', 'the request is too large to be handled'));
-    return new Promise<Msg>((resolve, reject) => {
+    const reply = new Promise<Msg>((resolve, reject) => {
       const call: Call = {
         endpoint,
         payload,
@@ -212,6 +222,7 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
       open.add(call);
       attempt(call);
     });
+    return metrics ? observed(metrics, endpoint.subject, reply) : reply;
   };
 
   return {
@@ -230,6 +241,22 @@ export function createServiceClient(deps: { nc: NatsConnection; publisher: Publi
       failAll(AppError.unavailable('the service is shutting down'));
     },
   };
+}
+
+/** A request's latency by subject and outcome: a reply, an error reply, or none (every rejection is a 503). */
+function observed(metrics: Pick<Metrics, 'natsRequests'>, subject: string, reply: Promise<Msg>): Promise<Msg> {
+  const started = performance.now();
+  const observe = (outcome: NatsOutcome) => metrics.natsRequests.observe({ subject, outcome }, (performance.now() - started) / 1000);
+  return reply.then(
+    (msg) => {
+      observe(msg.headers?.get(ErrorHeaders.code) ? 'error' : 'ok');
+      return msg;
+    },
+    (err: unknown) => {
+      observe('unavailable');
+      throw err;
+    },
+  );
 }
 
 export function decodeReply<E extends Endpoint>(endpoint: E, msg: Msg): ReplyOf<E> {

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { tryParseJson } from '../../subjects/formats/json.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../infra/metrics.js';
 import { JobStream } from '../../subjects/jobs.js';
 
 /**
@@ -113,12 +114,16 @@ async function ensureConsumer(nc: NatsConnection, spec: JobConsumerSpec): Promis
   }
 }
 
-export async function startJobConsumer(
-  deps: { nc: NatsConnection; log: Logger },
-  spec: JobConsumerSpec,
-  handler: (job: Job) => Promise<JobOutcome>,
-): Promise<JobConsumer> {
-  const { nc, log } = deps;
+export interface JobConsumerDeps {
+  nc: NatsConnection;
+  log: Logger;
+  /** Counts the jobs that failed their last attempt (`checkout_jobs_exhausted_total`). */
+  metrics?: Pick<Metrics, 'jobsExhausted'>;
+}
+
+export async function startJobConsumer(deps: JobConsumerDeps, spec: JobConsumerSpec, handler: (job: Job) => Promise<JobOutcome>): Promise<JobConsumer> {
+  const { nc, log, metrics } = deps;
+  const exhausted = { kind: jobKindOf(spec.filter) };
   await ensureConsumer(nc, spec);
   const consumer = await jetstream(nc).consumers.get(JobStream.name, spec.durable);
   const concurrency = spec.concurrency ?? 16;
@@ -151,12 +156,14 @@ export async function startJobConsumer(
       if (outcome.kind === 'done') return msg.ack();
       if (job.lastAttempt) {
         log.error({ subject: job.subject, attempt, reason: outcome.reason }, 'job gave up after its last attempt');
+        metrics?.jobsExhausted.inc(exhausted);
         return msg.term(outcome.reason);
       }
       msg.nak(Math.max(outcome.afterMs ?? 0, retryDelay(spec.retryScheduleMs, attempt)));
     } catch (err) {
       if (job.lastAttempt) {
         log.error({ err, subject: job.subject, attempt }, 'job failed on its last attempt');
+        metrics?.jobsExhausted.inc(exhausted);
         return msg.term('failed on its last attempt');
       }
       log.warn({ err, subject: job.subject, attempt }, 'job failed; it will be tried again');
@@ -184,6 +191,33 @@ export async function startJobConsumer(
       await Promise.allSettled([...running]);
     },
   };
+}
+
+/** The kind a consumer's filter takes (`jobs.<kind>.>`), for metric labels. */
+function jobKindOf(filter: string): string {
+  return filter.split('.')[1] ?? filter;
+}
+
+export interface JobConsumerState {
+  kind: string;
+  /** Jobs in the stream not yet delivered. */
+  pending: number;
+  /** Delivered and not yet acknowledged. */
+  ackPending: number;
+  /** Delivered more than once and not yet acknowledged. */
+  redelivered: number;
+}
+
+/** What the server knows of every job consumer now (one JetStream API request), for metrics. */
+export async function jobConsumerStates(nc: NatsConnection): Promise<JobConsumerState[]> {
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
+  const consumers = await jsm.consumers.list(JobStream.name).next();
+  return consumers.map((c) => ({
+    kind: jobKindOf(c.config.filter_subject ?? `jobs.${c.name}`),
+    pending: c.num_pending,
+    ackPending: c.num_ack_pending,
+    redelivered: c.num_redelivered,
+  }));
 }
 
 const PullExpiresMs = 5000;

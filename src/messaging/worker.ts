@@ -2,6 +2,7 @@ import { headers, type Msg, type NatsConnection, type Subscription } from '@nats
 import type { Logger } from 'pino';
 import { ErrorHeaders, type Endpoint, type ParsedRequestOf, type ReplyOf } from '../../subjects/contract.js';
 import { AppError, isAppError } from '../errors.js';
+import type { Metrics } from '../infra/metrics.js';
 import { isDatabaseUnreachable } from '../infra/postgres.js';
 import { describeUnstorable, findUnstorableText } from '../../subjects/formats/json.js';
 import type { Publisher } from './publisher.js';
@@ -39,8 +40,16 @@ export interface EndpointServer {
   stop(): Promise<void>;
 }
 
-export function serveEndpoints(deps: { nc: NatsConnection; publisher: Publisher; log: Logger }, routes: readonly Route[]): EndpointServer {
-  const { nc, publisher, log } = deps;
+export interface EndpointDeps {
+  nc: NatsConnection;
+  publisher: Publisher;
+  log: Logger;
+  /** Counts the messages handled, by subject and result (`checkout_worker_messages_total`). */
+  metrics?: Pick<Metrics, 'workerMessages'>;
+}
+
+export function serveEndpoints(deps: EndpointDeps, routes: readonly Route[]): EndpointServer {
+  const { nc, publisher, log, metrics } = deps;
   const running = new Set<Promise<void>>();
 
   const subscriptions: Subscription[] = routes.map((r) =>
@@ -51,7 +60,7 @@ export function serveEndpoints(deps: { nc: NatsConnection; publisher: Publisher;
           log.error({ err, subject: r.endpoint.subject }, 'subscription failed');
           return;
         }
-        const work = answer(r, msg, publisher, log).finally(() => running.delete(work));
+        const work = answer(r, msg, publisher, log, metrics).finally(() => running.delete(work));
         running.add(work);
       },
     }),
@@ -66,7 +75,7 @@ export function serveEndpoints(deps: { nc: NatsConnection; publisher: Publisher;
   };
 }
 
-async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger): Promise<void> {
+async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger, metrics: EndpointDeps['metrics']): Promise<void> {
   const subject = r.endpoint.subject;
   if (!msg.reply) {
     log.warn({ subject }, 'request without a reply subject dropped');
@@ -83,6 +92,7 @@ async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger): Pr
     else if (failure.status >= 500) log.error({ err, subject }, 'request handler failed');
     payload = JSON.stringify(failure.body());
   }
+  metrics?.workerMessages.inc({ subject, result: !failure ? 'ok' : failure.status < 500 ? 'rejected' : 'failed' });
   const reply = msg.reply;
   const onError = (err: unknown) => log.warn({ err, subject }, 'reply could not be sent');
   if (failure) {

@@ -35,6 +35,13 @@ export interface CompiledRank {
   readonly id: string;
   readonly mode: 'applyAll' | 'selectBest';
   readonly rules: readonly CompiledRule[];
+  /**
+   * The rules indexed by the SKUs they need, so that a cart visits only the rules it might hold
+   * (engine.ts candidatesOf), not every rule of the rank: positions in `rules` of those that need
+   * no SKU, and per SKU list (a rule's neededSkuLines) of those that need one of its SKUs.
+   */
+  readonly needNoSku: readonly number[];
+  readonly bySkuList: ReadonlyMap<number, readonly number[]>;
 }
 
 /** With the SKU lists of its hasSKU conditions and of its rules' needed SKUs (SkuListIndex, state.ts). */
@@ -111,9 +118,22 @@ function compile(config: ConfigurationBody, currency: string): { compiled: Compi
     }
   });
 
-  const ranks = config.ranks.map((rank, i): CompiledRank => ({ id: rank.id, mode: rank.evaluationMode, rules: buckets[i]! }));
+  const ranks = config.ranks.map((rank, i): CompiledRank => ({ id: rank.id, mode: rank.evaluationMode, ...indexed(buckets[i]!) }));
   const compiled = { currency, ranks, groups, skuListsBySku, skuListCount: conditionContext.skuLists.lists.length };
   return { compiled, issues: issues.list };
+}
+
+/** A rank's rules with their index by needed SKUs (CompiledRank). */
+export function indexed(rules: readonly CompiledRule[]): Pick<CompiledRank, 'rules' | 'needNoSku' | 'bySkuList'> {
+  const needNoSku: number[] = [];
+  const bySkuList = new Map<number, number[]>();
+  rules.forEach((rule, position) => {
+    const list = rule.neededSkuLines;
+    const positions = list === null ? needNoSku : bySkuList.get(list);
+    if (positions) positions.push(position);
+    else bySkuList.set(list!, [position]);
+  });
+  return { rules, needNoSku, bySkuList };
 }
 
 function compileRule(

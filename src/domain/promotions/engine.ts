@@ -78,7 +78,9 @@ export function applyPromotions(cart: PromotionCart, config: CompiledConfigurati
 
   for (const rank of config.ranks) {
     if (rank.mode === 'applyAll') {
-      for (const rule of rank.rules) {
+      // Explained, every rule has its entry; else only the candidates are looked at, in order.
+      const rules = options.explain ? rank.rules : candidatesOf(rank, s, groupHolds).sort((a, b) => a - b).map((position) => rank.rules[position]!);
+      for (const rule of rules) {
         const entry = explain(rule);
         const selection = select(rule, s, groupHolds, entry);
         if (!selection) continue;
@@ -129,25 +131,21 @@ function explainBest(rank: CompiledRank, s: EngineState, groupHolds: readonly bo
 /**
  * selectBest: the same rule as explainBest applies (the most granted, the first on a tie), found
  * with fewer trials. Each candidate's bound on every line its condition might select is known
- * first; candidates are then looked at from the highest bound down, and one that cannot grant more
- * than the best so far (nor as much, being earlier) is neither evaluated nor tried. The best is
- * usually among the first looked at, and the rest are passed over.
+ * first; candidates are then looked at from the highest bound down (the earliest of equal ones
+ * first), and one that cannot grant more than the best so far (nor as much, being earlier) is
+ * neither evaluated nor tried. The best is usually among the first looked at, and the rest are
+ * passed over.
  */
 function applyBest(rank: CompiledRank, s: EngineState, groupHolds: readonly boolean[], options: ApplyOptions): void {
-  const candidates: Array<{ order: number; rule: CompiledRule; lines: Selection; bound: number } | undefined> = [];
-  rank.rules.forEach((rule, order) => {
-    const lines = groupHolds[rule.groupIndex] ? candidateLines(rule, s) : null;
-    if (lines) candidates.push({ order, rule, lines, bound: rule.bound(s, lines) });
+  const candidates = candidatesOf(rank, s, groupHolds).map((order) => {
+    const rule = rank.rules[order]!;
+    const lines = candidateLines(rule, s)!;
+    return { order, rule, lines, bound: rule.bound(s, lines) };
   });
+  candidates.sort((a, b) => b.bound - a.bound || a.order - b.order);
   let best: { order: number; rule: CompiledRule; selection: Selection; granted: number } | undefined;
   const couldWin = (bound: number, order: number) => !best || bound > best.granted || (bound === best.granted && order < best.order);
-  for (;;) {
-    // The candidate left with the highest bound (the earliest of equal ones).
-    let next = -1;
-    for (let i = 0; i < candidates.length; i++) if (candidates[i] && (next < 0 || candidates[i]!.bound > candidates[next]!.bound)) next = i;
-    if (next < 0) break;
-    const { order, rule, lines, bound } = candidates[next]!;
-    candidates[next] = undefined;
+  for (const { order, rule, lines, bound } of candidates) {
     if (best && bound < best.granted) break; // no candidate left could grant as much
     if (!couldWin(bound, order)) continue;
     const selection = selectionOf(rule, s);
@@ -156,6 +154,25 @@ function applyBest(rank: CompiledRank, s: EngineState, groupHolds: readonly bool
     if (granted !== CouponMissing && couldWin(granted, order)) best = { order, rule, selection, granted };
   }
   if (best) applyRule(s, best.rule, best.selection, options);
+}
+
+/**
+ * Positions (in rank.rules, in no particular order) of the rules that might hold for the cart: of
+ * a group that holds, and needing no SKU or one of the cart's (the rank's index, compile.ts). The
+ * rest cannot hold and are not looked at: a large configuration has a rule per article, of which a
+ * cart has a few.
+ */
+function candidatesOf(rank: CompiledRank, s: EngineState, groupHolds: readonly boolean[]): number[] {
+  const positions: number[] = [];
+  const add = (list: readonly number[]) => {
+    for (const position of list) if (groupHolds[rank.rules[position]!.groupIndex]) positions.push(position);
+  };
+  add(rank.needNoSku);
+  for (const list of s.facts.matchedLists) {
+    const rules = rank.bySkuList.get(list);
+    if (rules) add(rules);
+  }
+  return positions;
 }
 
 /** What a rule would grant on the state as it is (or CouponMissing): applied, then taken back. */

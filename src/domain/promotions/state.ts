@@ -41,6 +41,8 @@ export interface CartFacts {
   readonly rateOrder: readonly string[];
   /** Per SKU list of the configuration (hasSKU conditions, rules' needed SKUs): the discountable lines with one of its SKUs (in cart order), or undefined for none. */
   readonly skuMatches: ReadonlyArray<readonly number[] | undefined>;
+  /** The SKU lists with lines in skuMatches, in the order their first line came: the rules that need their SKUs are the cart's candidates. */
+  readonly matchedLists: readonly number[];
 }
 
 export interface EngineState {
@@ -100,20 +102,31 @@ export function initialState(cart: PromotionCart, skuLists: SkuListIndex): Engin
   const rates = new Map<string, number>();
   const discountable: number[] = [];
   const skuMatches: Array<number[] | undefined> = new Array<number[] | undefined>(skuLists.skuListCount);
+  const matchedLists: number[] = [];
   let total = 0;
   const lines = cart.lineItems.map((source, index): WorkLine => {
     const ok = isDiscountable(source, cart.discountable);
     if (ok) {
       discountable.push(index);
       const naming = skuLists.skuListsBySku.get(source.sku);
-      if (naming) for (const list of naming) (skuMatches[list] ??= []).push(index);
+      if (naming) {
+        for (const list of naming) {
+          const matched = skuMatches[list];
+          if (matched) {
+            matched.push(index);
+          } else {
+            skuMatches[list] = [index];
+            matchedLists.push(list);
+          }
+        }
+      }
       rates.set(source.taxRate, (rates.get(source.taxRate) ?? 0) + source.totalPrice);
       total += source.totalPrice;
     }
     return { index, source, discountable: ok, price: source.price, total: source.totalPrice, remaining: source.totalPrice, discounted: false, modifiers: undefined };
   });
   return {
-    facts: { shopExternalId: cart.shopExternalId, coupons: cart.coupons, at: cart.at.getTime(), rateOrder: [...rates.keys()].sort(), discountable, skuMatches },
+    facts: { shopExternalId: cart.shopExternalId, coupons: cart.coupons, at: cart.at.getTime(), rateOrder: [...rates.keys()].sort(), discountable, skuMatches, matchedLists },
     lines,
     promotions: [],
     rates,

@@ -34,7 +34,7 @@ export function checkoutProcessRoutes(app: ZodApp, client: ServiceClient): void 
   app.post(
     '/:project/checkout/process',
     {
-      config: { auth: { permissions: ['productsRead'] }, errorEnvelope: 'both' },
+      config: { auth: { permissions: ['productsRead'] }, errorEnvelope: 'both', idempotent: true },
       schema: {
         tags,
         summary: 'Create a checkout process from a signed checkout info',

@@ -60,7 +60,7 @@ export function closingRoutes(app: ZodApp, client: ServiceClient): void {
   app.post(
     '/:project/closings/schedules',
     {
-      config: write,
+      config: { ...write, idempotent: true },
       schema: {
         tags,
         summary: 'Create a closing schedule',
@@ -113,7 +113,7 @@ export function closingRoutes(app: ZodApp, client: ServiceClient): void {
   app.post(
     '/:project/closings/jobs',
     {
-      config: write,
+      config: { ...write, idempotent: true },
       schema: {
         tags,
         summary: 'Close a shop now (report job)',

@@ -81,7 +81,7 @@ export function couponRoutes(app: ZodApp, client: ServiceClient, options: Coupon
   app.post(
     '/:project/coupons',
     {
-      config: write,
+      config: { ...write, idempotent: true },
       schema: {
         tags,
         summary: 'Create a coupon; its id is kept when the body gives one, else a UUID v4 is generated',

@@ -10,7 +10,7 @@ export function posCredentialRoutes(app: ZodApp, client: ServiceClient): void {
   app.post(
     '/:project/pos/credentials',
     {
-      config: manage,
+      config: { ...manage, idempotent: true },
       schema: {
         tags,
         summary: 'Create a PoS credential (Basic authentication on the PoS routes)',

@@ -82,7 +82,7 @@ export function pricingRoutes(app: ZodApp, client: ServiceClient): void {
   app.post(
     '/:project/pricing/categories',
     {
-      config: categoriesWrite,
+      config: { ...categoriesWrite, idempotent: true },
       schema: { tags: legacy, summary: 'Create a pricing category', params: ProjectParams, body: PricingCategoryInput, response: { 201: PricingCategory, ...ErrorResponses } },
     },
     async (request, reply) => {

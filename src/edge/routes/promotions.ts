@@ -50,7 +50,7 @@ export function promotionRoutes(app: ZodApp, client: ServiceClient): void {
   app.post(
     '/:project/promotions/configurations',
     {
-      config: write,
+      config: { ...write, idempotent: true },
       schema: {
         tags,
         summary: 'Create a promotion configuration (not active); its id is the next free one unless the body gives one',

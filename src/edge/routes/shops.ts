@@ -39,7 +39,7 @@ export function shopRoutes(app: ZodApp, client: ServiceClient): void {
   app.post(
     '/:project/shops',
     {
-      config: write,
+      config: { ...write, idempotent: true },
       schema: {
         tags,
         summary: 'Create a shop; its id is generated unless the body gives one',

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { logLoopFailure, type Sql } from '../../src/infra/postgres.js';
+import type { Logger } from '../../src/logger.js';
+import { route, type Route } from '../../src/messaging/worker.js';
+import { idempotency, type ClaimReply } from '../../subjects/idempotency.js';
+import * as db from './sql.js';
+
+/**
+ * Idempotency keys (subjects/idempotency.ts): the edge claims a key before it runs a create and
+ * records the answer after it. Postgres decides who runs: the claim is one `insert ... on conflict`,
+ * so of two requests with the same key exactly one gets it. Every worker process also deletes the
+ * keys whose 24 hours are over, a batch at a time.
+ */
+export interface IdempotencyActor {
+  routes: Route[];
+  /** Stops the clean-up (waits for a round that is running). */
+  stop(): Promise<void>;
+}
+
+const PurgeBatch = 1000;
+
+export function createIdempotencyActor(deps: { sql: Sql; log: Logger; purgeEveryMs?: number }): IdempotencyActor {
+  const { sql, log, purgeEveryMs = 10 * 60_000 } = deps;
+
+  const routes = [
+    route(idempotency.claim, async (request): Promise<ClaimReply> => {
+      // A key released or expired between the two statements is claimed on the next round.
+      for (let round = 0; round < 3; round++) {
+        const claim = randomUUID();
+        if (await db.claimKey(sql, { ...request, claim })) return { outcome: 'claimed', claim };
+        const row = await db.findKey(sql, request.project, request.keyHash);
+        if (!row) continue;
+        if (row.fingerprint !== request.fingerprint) return { outcome: 'reused' };
+        if (row.status === null || !row.answer) return { outcome: 'inProgress' };
+        return { outcome: 'replay', status: row.status, answer: row.answer.toString('base64') };
+      }
+      return { outcome: 'inProgress' };
+    }),
+    route(idempotency.complete, async ({ answer, ...key }) => {
+      await db.completeKey(sql, { ...key, answer: Buffer.from(answer, 'base64') });
+      return null;
+    }),
+    route(idempotency.release, async (key) => {
+      await db.releaseKey(sql, key);
+      return null;
+    }),
+  ];
+
+  let round: Promise<void> | undefined;
+  const purge = async () => {
+    try {
+      while ((await db.deleteExpiredKeys(sql, PurgeBatch)) === PurgeBatch);
+    } catch (err) {
+      logLoopFailure(log, err, 'deleting expired idempotency keys failed; trying again later');
+    }
+  };
+  const timer = setInterval(() => {
+    round ??= purge().finally(() => (round = undefined));
+  }, purgeEveryMs).unref();
+
+  return {
+    routes,
+    async stop() {
+      clearInterval(timer);
+      await round;
+    },
+  };
+}
