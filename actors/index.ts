@@ -48,6 +48,8 @@ export interface WorkerDeps {
   checkoutCacheMaxEntries: number;
   orders: { maxListRecords: number };
   events: { maxAgeMs: number };
+  /** Copies of each stream and consumer on a NATS cluster (JETSTREAM_REPLICAS). */
+  jetstream: { replicas: number };
   /** Receipts: the time zone they print times in, bytes per message, threads that make them. */
   receipts: { timeZone: string; partBytes: number; renderThreads: number };
   /** Closings: whether this process ticks the closing schedules; the software version DSFinV-K exports name. */
@@ -72,9 +74,10 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     registerWorkerGauges(metrics, { outbox: () => outboxBacklog(sql), jobConsumers: () => jobConsumerStates(nc), pools: { general: sql, checkout: checkoutSql }, log });
   }
   // Events are kept for integrators; a publish repeated within two minutes is dropped.
-  await ensureStream(nc, { ...EventStream, maxAgeMs: deps.events.maxAgeMs, duplicateWindowMs: 120_000 });
+  const { replicas } = deps.jetstream;
+  await ensureStream(nc, { ...EventStream, maxAgeMs: deps.events.maxAgeMs, duplicateWindowMs: 120_000, replicas }, log);
   // Jobs stay until a worker acked them; two weeks outlasts every retry schedule.
-  await ensureStream(nc, { ...JobStream, retention: 'workqueue', maxAgeMs: 14 * 86_400_000, duplicateWindowMs: 120_000 });
+  await ensureStream(nc, { ...JobStream, retention: 'workqueue', maxAgeMs: 14 * 86_400_000, duplicateWindowMs: 120_000, replicas }, log);
   const relay = startOutboxRelay({ sql, nc, log });
   const closingSequence = createClosingSequenceActor({
     sql, nc, log, software: { brand: 'checkout-platform', version: deps.closings.softwareVersion }, eventsWritten: () => relay.nudge(),

@@ -97,6 +97,8 @@ export async function startService(config: Config, log: Logger, options: StartOp
         databaseUrl = embedded.url;
       }
       await startWorkerSide(config, log, databaseUrl, { nc, publisher }, stops, options, metrics);
+      // A workers-only process has no address to announce: this line says it serves (scripts/cluster.ts waits for it).
+      if (config.role === 'workers') log.info({ role: config.role }, 'worker pools serving');
     }
 
     let edge: EdgeApp | undefined;
@@ -105,7 +107,12 @@ export async function startService(config: Config, log: Logger, options: StartOp
       const client = createServiceClient({ nc, publisher, timeoutMs: config.requestTimeoutMs, metrics });
       stops.push(async () => client.close());
       // Shared over NATS when the NATS is (NATS_URL: other edges may use it); in memory when this process spawned its own.
-      const failureCounts = await createFailureCounts({ windowMs: config.throttle.authFailures.windowMs, nc: config.nats.url ? nc : undefined, log });
+      const failureCounts = await createFailureCounts({
+        windowMs: config.throttle.authFailures.windowMs,
+        nc: config.nats.url ? nc : undefined,
+        replicas: config.jetstream.replicas,
+        log,
+      });
       stops.push(() => failureCounts.stop());
       const drain = createDrainState();
       edge = await startEdgeSide(config, log, nc, client, children, failureCounts, { drain, metrics });
@@ -162,7 +169,7 @@ async function startWorkerSide(
   logGenerated(log, 'CHECKOUT_SIGNING_SECRET', checkoutSecret, 'every worker process must share it');
   const checkout = { signingKey: new TextEncoder().encode(checkoutSecret.secret), infoTtlMs: config.checkout.infoTtlSeconds * 1000 };
   const workers = await startWorkers({
-    sql, checkoutSql, ...bus, log, migrations, checkout, checkoutCacheMaxEntries: config.checkout.cacheMaxEntries, orders: config.orders, events: config.events, receipts: config.receipts,
+    sql, checkoutSql, ...bus, log, migrations, checkout, checkoutCacheMaxEntries: config.checkout.cacheMaxEntries, orders: config.orders, events: config.events, jetstream: config.jetstream, receipts: config.receipts,
     closings: { ...config.closings, softwareVersion: packageVersion() },
     fulfillment: { ...config.fulfillment, publicBaseUrl: config.publicBaseUrl },
     fiscal: { ...config.fiscal, ...options.fiscal },

@@ -37,6 +37,7 @@ const Environment = z
     CHECKOUT_POOL_MAX: variable(z.coerce.number().int().min(1).max(200).default(2)),
     NATS_URL: variable(z.string().optional()),
     NATS_SERVER_BIN: variable(z.string().optional()),
+    JETSTREAM_REPLICAS: variable(z.coerce.number().int().min(1).max(5).default(1)),
     DATA_DIR: variable(z.string().default('./data')),
     EMBEDDED_MAX_RESTARTS: variable(z.coerce.number().int().min(0).max(1000).default(5)),
     JWT_SECRET: variable(z.string().min(32, 'must be at least 32 characters').optional()),
@@ -108,7 +109,14 @@ const Configuration = Environment.transform((env) => ({
     tokenRate: { limit: env.TOKEN_RATE_LIMIT, windowMs: env.TOKEN_RATE_WINDOW_MS },
   },
   database: { url: env.DATABASE_URL, poolMax: env.DATABASE_POOL_MAX, checkoutPoolMax: env.CHECKOUT_POOL_MAX },
+  /** NATS_URL: one server or several, comma-separated (the nodes of a cluster: the connection moves to another when one goes away). */
   nats: { url: env.NATS_URL, serverBin: env.NATS_SERVER_BIN },
+  /**
+   * Copies of every JetStream stream, key-value bucket and consumer the platform creates (1; 3 on a
+   * three-node cluster, so that losing a node loses nothing). Existing ones are brought to this
+   * count at start, by an update: nothing is recreated.
+   */
+  jetstream: { replicas: env.JETSTREAM_REPLICAS },
   dataDir: env.DATA_DIR,
   /**
    * Failed restarts in a row (5) of the embedded Postgres or the spawned nats-server before the

@@ -22,5 +22,5 @@ export const AvailabilityList = z.object({ availabilities: z.array(StoredAvailab
 
 export const availabilities = {
   /** Always answers, with an empty list for an unknown project or product. */
-  bySku: endpoint('svc.availabilities.bySku', z.object({ project: ProjectId, sku: Sku }), AvailabilityList),
+  bySku: endpoint('svc.availabilities.bySku', z.object({ project: ProjectId, sku: Sku }), AvailabilityList, { repeatable: true }),
 };

@@ -211,14 +211,16 @@ export const checkoutProcess = {
     'svc.checkoutProcess.create',
     z.object({ project: ProjectId, id: ProcessId.optional(), request: CreateCheckoutProcessRequest }),
     z.object({ process: CheckoutProcess, created: z.boolean() }),
+    { repeatable: (request) => request.id !== undefined },
   ),
-  get: endpoint('svc.checkoutProcess.get', ProcessAddress, CheckoutProcess),
+  get: endpoint('svc.checkoutProcess.get', ProcessAddress, CheckoutProcess, { repeatable: true }),
   listByShop: endpoint(
     'svc.checkoutProcess.listByShop',
     z.object({ project: ProjectId, shop: ShopId, limit: z.int().min(1).max(1000) }),
     CheckoutProcessList,
+    { repeatable: true },
   ),
-  change: endpoint('svc.checkoutProcess.change', ProcessAddress.extend({ change: CheckoutProcessChange, caller: RequestCaller }), CheckoutProcess),
+  change: endpoint('svc.checkoutProcess.change', ProcessAddress.extend({ change: CheckoutProcessChange, caller: RequestCaller }), CheckoutProcess, { repeatable: true }),
   /** The caller holds `supervisor` (the edge checked it); its `sub` is recorded as the checks' performer. */
-  approve: endpoint('svc.checkoutProcess.approve', ProcessAddress.extend({ approval: CheckoutApproval, caller: RequestCaller }), CheckoutApproval),
+  approve: endpoint('svc.checkoutProcess.approve', ProcessAddress.extend({ approval: CheckoutApproval, caller: RequestCaller }), CheckoutApproval, { repeatable: true }),
 };

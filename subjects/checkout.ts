@@ -255,7 +255,7 @@ export const Evaluation = z
 
 export const checkout = {
   /** The cart as the client sent it, with its project: validation issues name the body's own paths. */
-  info: endpoint('svc.checkout.info', Cart.extend({ project: ProjectId }), SignedCheckoutInfo),
+  info: endpoint('svc.checkout.info', Cart.extend({ project: ProjectId }), SignedCheckoutInfo, { repeatable: true }),
   /** The cart priced with a promotion configuration of the project, active or not, rule by rule. */
-  evaluate: endpoint('svc.checkout.evaluate', Cart.extend({ project: ProjectId, configID: z.int().min(0) }), Evaluation),
+  evaluate: endpoint('svc.checkout.evaluate', Cart.extend({ project: ProjectId, configID: z.int().min(0) }), Evaluation, { repeatable: true }),
 };

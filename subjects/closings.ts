@@ -284,14 +284,14 @@ export const ClosingBatches = z
 export type ClosingBatches = z.infer<typeof ClosingBatches>;
 
 export const closings = {
-  listSchedules: endpoint('svc.closings.listSchedules', Project, z.object({ schedules: z.array(ClosingSchedule) })),
-  getSchedule: endpoint('svc.closings.getSchedule', Project.extend({ id: z.int() }), ClosingSchedule),
+  listSchedules: endpoint('svc.closings.listSchedules', Project, z.object({ schedules: z.array(ClosingSchedule) }), { repeatable: true }),
+  getSchedule: endpoint('svc.closings.getSchedule', Project.extend({ id: z.int() }), ClosingSchedule, { repeatable: true }),
   createSchedule: endpoint('svc.closings.createSchedule', Project.extend({ schedule: ClosingScheduleInput }), ClosingSchedule),
   updateSchedule: endpoint('svc.closings.updateSchedule', Project.extend({ id: z.int(), schedule: ClosingScheduleInput }), ClosingSchedule),
   deleteSchedule: endpoint('svc.closings.deleteSchedule', Project.extend({ id: z.int() }), z.null()),
 
   createJob: endpoint('svc.closings.createJob', Project.extend({ job: ReportJobRequest }), ReportJob),
-  getJob: endpoint('svc.closings.getJob', Project.extend({ id: z.string().max(64) }), ReportJob),
+  getJob: endpoint('svc.closings.getJob', Project.extend({ id: z.string().max(64) }), ReportJob, { repeatable: true }),
 
   /**
    * Part of a page of the list, newest first: the first part from the page's offset (and counted),
@@ -308,19 +308,21 @@ export const closings = {
       count: z.boolean(),
     }),
     z.object({ closings: z.array(ClosingSummary), totalItems: z.int().nullable(), next: z.string().nullable() }),
+    { repeatable: true },
   ),
-  get: endpoint('svc.closings.get', ShopClosing, ClosingSummary),
+  get: endpoint('svc.closings.get', ShopClosing, ClosingSummary, { repeatable: true }),
   /** The orders of a closing as their stored JSON texts, by sequence number, after `after`. */
   ordersPart: endpoint(
     'svc.closings.ordersPart',
     ShopClosing.extend({ after: z.int().min(0), limit: z.int().min(1).max(1000) }),
     z.object({ orders: z.array(z.string()), next: z.int().nullable() }),
+    { repeatable: true },
   ),
   /** The batches and batch logs of a closing of a shop: the coming (open) one unless a number is given. */
-  batches: endpoint('svc.closings.batches', Project.extend({ shopID: ShopId, sequenceNumber: z.int().min(1).optional() }), ClosingBatches),
-  logInfo: endpoint('svc.closings.logInfo', Project.extend({ id: z.int() }), LogInfo),
+  batches: endpoint('svc.closings.batches', Project.extend({ shopID: ShopId, sequenceNumber: z.int().min(1).optional() }), ClosingBatches, { repeatable: true }),
+  logInfo: endpoint('svc.closings.logInfo', Project.extend({ id: z.int() }), LogInfo, { repeatable: true }),
   /** One chunk of a log's file, base64 (a file of any size travels chunk by chunk). */
-  logChunk: endpoint('svc.closings.logChunk', Project.extend({ id: z.int(), n: z.int().min(0) }), z.object({ data: z.string() })),
+  logChunk: endpoint('svc.closings.logChunk', Project.extend({ id: z.int(), n: z.int().min(0) }), z.object({ data: z.string() }), { repeatable: true }),
 };
 
 const EventEnvelope = z.object({ project: z.string(), shopID: z.string(), at: z.iso.datetime() });

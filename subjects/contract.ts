@@ -15,7 +15,16 @@ export interface Endpoint<Request extends z.ZodType = z.ZodType, Reply extends z
   readonly reply: Reply;
   /** How requests travel; JSON unless the endpoint says otherwise. Replies are always JSON. */
   readonly codec: Codec;
+  /**
+   * Whether handling this request twice has the effect and the answer of handling it once (a read;
+   * a PUT of a client-chosen id; asking for the state an entity is in). Such a request is sent
+   * again by the edge when a NATS node was lost while it was under way, instead of answering 503.
+   */
+  readonly repeatable: (request: unknown) => boolean;
 }
+
+/** `repeatable` of an endpoint: always, or decided by the request (a create that carries its id). */
+export type Repeatable<Request extends z.ZodType> = boolean | ((request: z.input<Request>) => boolean);
 
 /** The bytes of a request. `decode` answers what the request schema then validates. */
 export interface Codec {
@@ -43,10 +52,12 @@ export function endpoint<const S extends Subject, Request extends z.ZodType, Rep
   subject: S,
   request: Request,
   reply: Reply,
-  options: { codec?: Codec } = {},
+  options: { codec?: Codec; repeatable?: Repeatable<Request> } = {},
 ): Endpoint<Request, Reply> & { readonly subject: S } {
   const queue = subject.split('.')[1] as string;
-  return { subject, queue, request, reply, codec: options.codec ?? JsonCodec };
+  const decide = options.repeatable ?? false;
+  const repeatable = typeof decide === 'function' ? (r: unknown) => decide(r as z.input<Request>) : () => decide;
+  return { subject, queue, request, reply, codec: options.codec ?? JsonCodec, repeatable };
 }
 
 /**

@@ -230,8 +230,9 @@ export const coupons = {
     'svc.coupons.list',
     z.object({ project: ProjectId, after: z.string().regex(/^\d{1,19}$/).optional(), maxBytes: z.int().min(1024), ...Reader }),
     z.object({ coupons: z.array(z.string()), next: z.string().nullable() }),
+    { repeatable: true },
   ),
-  get: endpoint('svc.coupons.get', CouponRef.extend(Reader), CouponAnswer),
+  get: endpoint('svc.coupons.get', CouponRef.extend(Reader), CouponAnswer, { repeatable: true }),
   create: endpoint('svc.coupons.create', z.object({ project: ProjectId, coupon: CouponInput, ...Reader }), CouponAnswer),
   update: endpoint('svc.coupons.update', CouponRef.extend({ coupon: CouponInput, ifMatch: IfMatch, ...Reader }), CouponAnswer),
   delete: endpoint('svc.coupons.delete', CouponRef.extend({ ifMatch: IfMatch }), z.null()),
@@ -244,6 +245,7 @@ export const coupons = {
     'svc.coupons.imageRead',
     z.object({ project: ProjectId, ref: ImageRef, offset: z.int().min(0), length: z.int().min(0).max(1024 * 1024) }),
     z.object({ contentType: z.string(), size: z.int(), data: z.string().describe('base64') }),
+    { repeatable: true },
   ),
 };
 

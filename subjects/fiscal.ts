@@ -172,5 +172,5 @@ export const FiscalRegisters = z
 export type FiscalRegisters = z.infer<typeof FiscalRegisters>;
 
 export const fiscal = {
-  registers: endpoint('svc.fiscal.registers', z.object({ project: ProjectId }), FiscalRegisters),
+  registers: endpoint('svc.fiscal.registers', z.object({ project: ProjectId }), FiscalRegisters, { repeatable: true }),
 };

@@ -112,7 +112,7 @@ export function fulfillmentPath(project: string, id: string): string {
 
 const FulfillmentAddress = z.object({ project: ProjectId, id: FulfillmentId });
 export const fulfillments = {
-  get: endpoint('svc.fulfillments.get', FulfillmentAddress, Fulfillment),
+  get: endpoint('svc.fulfillments.get', FulfillmentAddress, Fulfillment, { repeatable: true }),
   /** The service's own report of a state (PATCH /{project}/fulfillments/{id}). */
   update: endpoint('svc.fulfillments.update', FulfillmentAddress.extend({ update: FulfillmentUpdate }), Fulfillment),
 };

@@ -79,12 +79,13 @@ export type PricingResult = z.infer<typeof PricingResult>;
 export type PriceResult = z.infer<typeof PriceResult>;
 
 const results = <T extends z.ZodType>(result: T) => z.object({ results: z.array(result) });
-const codec = { codec: ImportChunkCodec };
+// The same chunk again answers the same results and stores the same (imports are idempotent).
+const options = { codec: ImportChunkCodec, repeatable: true };
 
 export const imports = {
-  products: endpoint('svc.imports.products', ImportChunk, results(ProductResult), codec),
-  availabilities: endpoint('svc.imports.availabilities', ImportChunk, results(AvailabilityResult), codec),
-  categoryPrices: endpoint('svc.imports.categoryPrices', ImportChunk, results(CategoryPriceResult), codec),
-  legacyPricings: endpoint('svc.imports.legacyPricings', ImportChunk, results(PricingResult), codec),
-  legacyPrices: endpoint('svc.imports.legacyPrices', ImportChunk, results(PriceResult), codec),
+  products: endpoint('svc.imports.products', ImportChunk, results(ProductResult), options),
+  availabilities: endpoint('svc.imports.availabilities', ImportChunk, results(AvailabilityResult), options),
+  categoryPrices: endpoint('svc.imports.categoryPrices', ImportChunk, results(CategoryPriceResult), options),
+  legacyPricings: endpoint('svc.imports.legacyPricings', ImportChunk, results(PricingResult), options),
+  legacyPrices: endpoint('svc.imports.legacyPrices', ImportChunk, results(PriceResult), options),
 };

@@ -128,7 +128,7 @@ export type OrderFilter = z.infer<typeof OrderFilter>;
 
 export const orders = {
   /** The Order as its stored JSON text: written from a checked Order, passed through untouched. */
-  get: endpoint('svc.orders.get', z.object({ project: ProjectId, id: z.string().min(1).max(200) }), z.object({ order: z.string() })),
+  get: endpoint('svc.orders.get', z.object({ project: ProjectId, id: z.string().min(1).max(200) }), z.object({ order: z.string() }), { repeatable: true }),
   /**
    * Part of a page of the list, as order JSON texts (a page of 30000 orders does not fit in one
    * message). The first part (no `after`) counts the matching orders and refuses a list above the
@@ -143,5 +143,6 @@ export const orders = {
       limit: z.int().min(1).max(1000),
     }),
     z.object({ orders: z.array(z.string()), next: z.string().nullable(), totalItems: z.int().nullable() }),
+    { repeatable: true },
   ),
 };

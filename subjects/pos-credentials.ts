@@ -47,12 +47,13 @@ export const PosCredentialList = z.object({ credentials: z.array(PosCredential) 
 
 export const posCredentials = {
   create: endpoint('svc.posCredentials.create', z.object({ project: ProjectId, credential: PosCredentialInput }), CreatedPosCredential),
-  list: endpoint('svc.posCredentials.list', z.object({ project: ProjectId }), PosCredentialList),
+  list: endpoint('svc.posCredentials.list', z.object({ project: ProjectId }), PosCredentialList, { repeatable: true }),
   delete: endpoint('svc.posCredentials.delete', z.object({ project: ProjectId, user: PosUser }), Done),
   /** Checks a Basic credential of the project: its user, name and permissions, or 403. */
   verify: endpoint(
     'svc.posCredentials.verify',
     z.object({ project: ProjectId, user: z.string().max(200), password: z.string().max(1000) }),
     z.object({ user: PosUser, name: z.string(), permissions: z.array(z.enum(PosCredentialPermissions)) }),
+    { repeatable: true },
   ),
 };

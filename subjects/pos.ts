@@ -78,12 +78,12 @@ export function posPath(project: string, id: string): string {
 const PosAddress = z.object({ project: ProjectId, id: ProcessId });
 
 export const pos = {
-  get: endpoint('svc.pos.get', PosAddress, PosCheckoutProcess),
+  get: endpoint('svc.pos.get', PosAddress, PosCheckoutProcess, { repeatable: true }),
   /**
    * An RFC 7386 merge patch of the PoS view (PATCH; a PUT's body is applied the same way: the fields
    * it carries replace the stored ones). The worker applies it to the current view under the
    * process's lock; the move it makes must be allowed, with only the fields that move may change.
    * The caller's `sub` is the performer of the checks a takeover passes when the PoS names no processedBy.
    */
-  update: endpoint('svc.pos.update', PosAddress.extend({ patch: z.record(z.string(), z.unknown()), caller: RequestCaller }), PosCheckoutProcess),
+  update: endpoint('svc.pos.update', PosAddress.extend({ patch: z.record(z.string(), z.unknown()), caller: RequestCaller }), PosCheckoutProcess, { repeatable: true }),
 };

@@ -128,13 +128,13 @@ const CategoryRef = z.object({ project: ProjectId, id: CategoryId });
 
 export const pricing = {
   /** v2: every category's prices of a SKU (an empty array when it has none). */
-  bySku: endpoint('svc.pricing.bySku', SkuRef, z.array(SkuPricing)),
-  listCategories: endpoint('svc.pricing.listCategories', z.object({ project: ProjectId }), PricingCategoryList),
-  getCategory: endpoint('svc.pricing.getCategory', CategoryRef, PricingCategory),
+  bySku: endpoint('svc.pricing.bySku', SkuRef, z.array(SkuPricing), { repeatable: true }),
+  listCategories: endpoint('svc.pricing.listCategories', z.object({ project: ProjectId }), PricingCategoryList, { repeatable: true }),
+  getCategory: endpoint('svc.pricing.getCategory', CategoryRef, PricingCategory, { repeatable: true }),
   createCategory: endpoint('svc.pricing.createCategory', z.object({ project: ProjectId, category: PricingCategoryInput }), PricingCategory),
-  putCategory: endpoint('svc.pricing.putCategory', CategoryRef.extend({ category: PricingCategoryInput }), PricingCategory),
-  getPricing: endpoint('svc.pricing.getPricing', SkuRef, Pricing),
-  putPricing: endpoint('svc.pricing.putPricing', z.object({ project: ProjectId, pricing: PricingInput }), Pricing),
+  putCategory: endpoint('svc.pricing.putCategory', CategoryRef.extend({ category: PricingCategoryInput }), PricingCategory, { repeatable: true }),
+  getPricing: endpoint('svc.pricing.getPricing', SkuRef, Pricing, { repeatable: true }),
+  putPricing: endpoint('svc.pricing.putPricing', z.object({ project: ProjectId, pricing: PricingInput }), Pricing, { repeatable: true }),
   deletePricing: endpoint('svc.pricing.deletePricing', SkuRef, Done),
   deleteAllPricings: endpoint('svc.pricing.deleteAllPricings', z.object({ project: ProjectId }), Done),
   deletePrice: endpoint('svc.pricing.deletePrice', SkuRef.extend({ category: CategoryId }), Done),

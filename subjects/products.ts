@@ -144,10 +144,10 @@ export const ProductListFilter = z.object({
 const ProductRef = z.object({ project: ProjectId, sku: Sku });
 
 export const products = {
-  get: endpoint('svc.products.get', ProductRef, StoredProduct),
-  getByPlu: endpoint('svc.products.getByPlu', z.object({ project: ProjectId, plu: Plu }), StoredProduct),
+  get: endpoint('svc.products.get', ProductRef, StoredProduct, { repeatable: true }),
+  getByPlu: endpoint('svc.products.getByPlu', z.object({ project: ProjectId, plu: Plu }), StoredProduct, { repeatable: true }),
   /** Create or update one product (the write path of the imports, with one item). */
-  put: endpoint('svc.products.put', z.object({ project: ProjectId, product: Product }), z.object({ product: StoredProduct, created: z.boolean() })),
+  put: endpoint('svc.products.put', z.object({ project: ProjectId, product: Product }), z.object({ product: StoredProduct, created: z.boolean() }), { repeatable: true }),
   delete: endpoint('svc.products.delete', ProductRef, Done),
   /**
    * One page of the product list, in SKU order after `after`. The products travel as their stored
@@ -157,6 +157,7 @@ export const products = {
     'svc.products.listPage',
     ProductListFilter.extend({ project: ProjectId, after: z.string().optional(), pageSize: z.int().min(1).max(1000) }),
     z.object({ products: z.array(z.string()), next: z.string().nullable() }),
+    { repeatable: true },
   ),
   search: endpoint(
     'svc.products.search',
@@ -169,6 +170,7 @@ export const products = {
       perPage: z.int().min(1).max(100),
     }),
     ProductSearchResult,
+    { repeatable: true },
   ),
   /** Every product, availability and price of the project (categories stay). */
   deleteAll: endpoint('svc.products.deleteAll', z.object({ project: ProjectId }), Done),

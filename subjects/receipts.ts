@@ -72,14 +72,15 @@ export const receipts = {
    * for an order that is not final or does not exist, and with 403, for a requester restricted to
    * an app user, for every order that is not theirs (whether it exists or not).
    */
-  get: endpoint('svc.receipts.get', ReceiptRequest, ReceiptPart),
+  get: endpoint('svc.receipts.get', ReceiptRequest, ReceiptPart, { repeatable: true }),
   /** A further part of a stored receipt, from `offset`; `etag` names the receipt the first part came from. */
-  part: endpoint('svc.receipts.part', ReceiptPartRequest, ReceiptPart),
+  part: endpoint('svc.receipts.part', ReceiptPartRequest, ReceiptPart, { repeatable: true }),
   /** A page of an app user's final orders, newest first. */
   history: endpoint(
     'svc.receipts.history',
     z.object({ project: ProjectId, appUserID: AppUserId, offset: z.int().min(0), limit: z.int().min(1).max(1000) }),
     z.object({ orders: z.array(PurchaseHistoryOrder), totalItems: z.int().min(0) }),
+    { repeatable: true },
   ),
 };
 

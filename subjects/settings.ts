@@ -69,6 +69,6 @@ export function languageOf(settings: Pick<Settings, 'locale'>): string {
 }
 
 export const settings = {
-  get: endpoint('svc.settings.get', z.object({ project: ProjectId }), ProjectSettings),
-  put: endpoint('svc.settings.put', z.object({ project: ProjectId, settings: Settings }), ProjectSettings),
+  get: endpoint('svc.settings.get', z.object({ project: ProjectId }), ProjectSettings, { repeatable: true }),
+  put: endpoint('svc.settings.put', z.object({ project: ProjectId, settings: Settings }), ProjectSettings, { repeatable: true }),
 };

@@ -79,9 +79,9 @@ export function shopPath(project: string, id: string): string {
 const ShopRef = z.object({ project: ProjectId, id: ShopId });
 
 export const shops = {
-  list: endpoint('svc.shops.list', z.object({ project: ProjectId }), z.array(Shop)),
-  get: endpoint('svc.shops.get', ShopRef, Shop),
-  findByExternalId: endpoint('svc.shops.findByExternalId', z.object({ project: ProjectId, externalId: z.string().min(1) }), Shop),
+  list: endpoint('svc.shops.list', z.object({ project: ProjectId }), z.array(Shop), { repeatable: true }),
+  get: endpoint('svc.shops.get', ShopRef, Shop, { repeatable: true }),
+  findByExternalId: endpoint('svc.shops.findByExternalId', z.object({ project: ProjectId, externalId: z.string().min(1) }), Shop, { repeatable: true }),
   create: endpoint('svc.shops.create', z.object({ project: ProjectId, shop: ShopInput }), Shop),
   update: endpoint('svc.shops.update', ShopRef.extend({ shop: ShopInput }), Shop),
   delete: endpoint('svc.shops.delete', ShopRef, Done),

@@ -10,5 +10,5 @@ export const WorkerHealth = z.object({
 export type WorkerHealth = z.infer<typeof WorkerHealth>;
 
 export const system = {
-  health: endpoint('svc.system.health', z.object({}), WorkerHealth),
+  health: endpoint('svc.system.health', z.object({}), WorkerHealth, { repeatable: true }),
 };

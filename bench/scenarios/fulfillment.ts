@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
+import { startStandIn } from '../fulfillment-stand-in.js';
 import { runFlows, runFlowsInTurns, type FlowResult } from '../flows.js';
 import { startBench } from '../harness.js';
 import { seedCatalog } from '../seed.js';
@@ -16,40 +15,6 @@ import { checkoutFlow, describe } from './full-flow.js';
  * flows/s without fulfillment, every step's p99 ≤ 50 ms. Then the stand-in fails 20% of the calls
  * with 503: every paid process must still get exactly one delivery.
  */
-interface StandIn {
-  url: string;
-  /** Share of calls answered 503. */
-  failureRate: number;
-  /** Idempotency keys the service applied, per state. */
-  applied: Map<string, string>;
-  calls: number;
-  server: Server;
-}
-
-async function startStandIn(): Promise<StandIn> {
-  const standIn = { url: '', failureRate: 0, applied: new Map<string, string>(), calls: 0 } as StandIn;
-  standIn.server = createServer((req, res) => {
-    let text = '';
-    req.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    req.on('end', () => {
-      standIn.calls++;
-      if (Math.random() < standIn.failureRate) {
-        res.writeHead(503).end();
-        return;
-      }
-      const body = JSON.parse(text) as { state: string; id?: string };
-      const key = String(req.headers['idempotency-key']);
-      standIn.applied.set(key, body.state);
-      const id = body.id ?? key.split('.')[0];
-      res.writeHead(201, { 'content-type': 'application/json', location: `/service/id/${id}` });
-      res.end(JSON.stringify({ id, state: req.method === 'POST' ? 'allocated' : body.state === 'aborted' ? 'aborted' : 'processed' }));
-    });
-  });
-  await new Promise<void>((resolve) => standIn.server.listen(0, '127.0.0.1', resolve));
-  standIn.url = `http://127.0.0.1:${(standIn.server.address() as AddressInfo).port}`;
-  return standIn;
-}
-
 const Concurrency = Number(process.env.BENCH_FLOW_CONCURRENCY ?? 16);
 
 export async function fulfillmentScenario(): Promise<string[]> {

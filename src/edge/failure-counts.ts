@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
+import { ensureReplicas, whileJetStreamStarts } from '../infra/jetstream.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -37,7 +38,13 @@ interface Window {
 const Bucket = 'edge-auth-failures';
 const MaxCasAttempts = 10;
 
-export async function createFailureCounts(options: { windowMs: number; nc?: NatsConnection; log: Logger }): Promise<FailureCounts> {
+export async function createFailureCounts(options: {
+  windowMs: number;
+  nc?: NatsConnection;
+  /** Copies of the bucket on a NATS cluster (JETSTREAM_REPLICAS; default 1). */
+  replicas?: number;
+  log: Logger;
+}): Promise<FailureCounts> {
   const { windowMs, log } = options;
   const windows = new Map<string, Window>();
   const live = (w: Window | undefined, now: number): w is Window => w !== undefined && w.start + windowMs > now;
@@ -59,8 +66,11 @@ export async function createFailureCounts(options: { windowMs: number; nc?: Nats
   let watching: Promise<void> | undefined;
   if (options.nc) {
     const kvm = new Kvm(options.nc);
-    // The entries expire with the window; an edge that finds the bucket made by another edge uses it as it is.
-    kv = await kvm.create(Bucket, { history: 1, ttl: windowMs }).catch(() => kvm.open(Bucket));
+    const replicas = options.replicas ?? 1;
+    // The entries expire with the window; an edge that finds the bucket made by another edge uses
+    // it as it is, but with this replica count.
+    kv = await whileJetStreamStarts(log, `bucket ${Bucket}`, () => kvm.create(Bucket, { history: 1, ttl: windowMs, replicas }).catch(() => kvm.open(Bucket)));
+    await ensureReplicas(options.nc, `KV_${Bucket}`, replicas, log);
     watch = await kv.watch();
     const iterator = watch;
     watching = (async () => {

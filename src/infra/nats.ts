@@ -6,17 +6,35 @@ import type { Logger } from '../logger.js';
 import { findExecutable, freePort, stopLeftoverServer } from './processes.js';
 import type { ChildExit, RunningChild } from './supervise.js';
 
+/**
+ * Connects to NATS_URL: one server or the comma-separated nodes of a cluster (the client also learns
+ * the nodes a server names). It waits for a server to answer at start, and once connected it never
+ * gives up: when its server goes away it moves to another node (or waits for the one to return),
+ * and its subscriptions move with it.
+ */
 export async function connectNats(options: { url: string; name: string; log: Logger }): Promise<NatsConnection> {
-  const nc = await connect({
-    servers: options.url.split(',').map((s) => s.trim()),
-    name: options.name,
-    // Async traces allocate an Error per request to improve stack traces: too costly on the hot path.
-    noAsyncTraces: true,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 500,
-  });
-  void logStatus(nc, options.log);
-  return nc;
+  const servers = options.url.split(',').map((s) => s.trim()).filter(Boolean);
+  // The client says nothing while it waits for a first server: say it here.
+  const waiting = setInterval(() => options.log.warn({ servers }, 'waiting for NATS to answer'), 5000);
+  try {
+    const nc = await connect({
+      servers,
+      name: options.name,
+      // Async traces allocate an Error per request to improve stack traces: too costly on the hot path.
+      noAsyncTraces: true,
+      waitOnFirstConnect: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      // A node that vanishes without closing its sockets (a host lost) is noticed by pings: after
+      // three unanswered ones 10 s apart instead of the default two minutes.
+      pingInterval: 10_000,
+      maxPingOut: 3,
+    });
+    void logStatus(nc, options.log);
+    return nc;
+  } finally {
+    clearInterval(waiting);
+  }
 }
 
 async function logStatus(nc: NatsConnection, log: Logger): Promise<void> {
@@ -33,6 +51,7 @@ export class MissingNatsServerError extends Error {
 export interface SpawnedNatsServer extends RunningChild {
   url: string;
   port: number;
+  pid: number;
 }
 
 /**
@@ -49,6 +68,8 @@ export async function startNatsServer(options: {
   preferredPort?: number;
   /** Listen on exactly this port (a restart: clients reconnect to the address they know). */
   port?: number;
+  /** A configuration file with what flags cannot say (a cluster node's name and routes); the flags win. Default: none. */
+  configFile?: string;
 }): Promise<SpawnedNatsServer> {
   const bin = options.bin ?? (await findExecutable('nats-server'));
   if (!bin) {
@@ -63,7 +84,8 @@ export async function startNatsServer(options: {
 
   const port = options.port ?? (await freePort(options.preferredPort));
   const monitoring = options.monitorPort ? ['-m', String(options.monitorPort)] : [];
-  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, '-P', pidFile, ...monitoring], {
+  const config = options.configFile ? ['-c', options.configFile] : [];
+  const child = spawn(bin, [...config, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, '-P', pidFile, ...monitoring], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let output = '';
@@ -88,6 +110,7 @@ export async function startNatsServer(options: {
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
+    pid: child.pid ?? 0,
     exited,
     async stop() {
       process.removeListener('exit', killOnExit);

@@ -11,6 +11,15 @@ import type { Publisher } from './publisher.js';
  *
  * Replies come to one wildcard inbox subscription and are matched to their request by the last
  * subject token: one subscription and one timer per request, nothing else allocated per call.
+ *
+ * The loss of a NATS node is hidden where that is safe. A request nobody listens to (no
+ * responders: nothing was delivered) is sent again: on a cluster up to its timeout, while workers
+ * of a lost node subscribe again through another; on a lone server for 2 s. A request the endpoint
+ * declares repeatable (a read, a PUT of a client-chosen id; subjects/contract.ts) is sent again
+ * when it may have been lost with a node: when this connection dropped while it was under way
+ * (once connected again), or when the cluster lost a node and it is still unanswered a second
+ * later. Any other request keeps waiting for its answer or its timeout (503): only the client knows
+ * whether it may be repeated.
  */
 export interface ServiceClient {
   call<E extends Endpoint>(endpoint: E, request: RequestOf<E>, options?: CallOptions): Promise<ReplyOf<E>>;
@@ -21,7 +30,11 @@ export interface ServiceClient {
    * check it against the endpoint's schema.
    */
   callForJson<E extends Endpoint>(endpoint: E, request: RequestOf<E>, options?: CallOptions): Promise<Uint8Array>;
-  /** Whether the connection to NATS is down right now (it reconnects by itself); calls then answer 503 at once. */
+  /**
+   * Whether the connection to NATS is down right now (it reconnects by itself). Calls then answer
+   * 503 at once, unless the server named other nodes of a cluster: then they wait (up to their
+   * timeout) for the connection to move to one of them.
+   */
   disconnected(): boolean;
   /** The largest message the connected NATS server takes, in bytes. */
   maxPayload(): number;
@@ -34,11 +47,32 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
-interface Waiting {
+/** A request until it is answered; each attempt has its own reply token. */
+interface Call {
+  endpoint: Endpoint;
+  payload: string | Uint8Array;
+  /** The endpoint says that handling this request twice is handling it once (subjects/contract.ts). */
+  repeatable: boolean;
+  timeoutMs: number;
   resolve(msg: Msg): void;
   reject(err: AppError): void;
-  timer: NodeJS.Timeout;
+  /** `sent`: an attempt is under way (its token in `token`); `parked`: waiting for the connection; `pausing`: for its next attempt. */
+  state: 'sent' | 'parked' | 'pausing';
+  token: string;
+  /** The timeout of the attempt or of the wait, or the end of the pause. */
+  timer?: NodeJS.Timeout;
+  firstSentAt: number;
+  /** Attempts sent again after a node loss, and after no responders. */
+  resent: number;
+  unheard: number;
 }
+
+/** How long a request nobody listens to is sent again on a lone server (on a cluster: up to its timeout, while workers of a lost node subscribe through another). */
+const NoResponderGraceMs = 2000;
+/** A repeatable request still unanswered this long after the cluster lost a node is taken as lost with it. */
+const LostAfterMs = 1000;
+/** How many times a call is sent again after node losses (then its timeout decides). */
+const MaxResends = 3;
 
 export interface ServiceClientDeps {
   nc: NatsConnection;
@@ -51,42 +85,118 @@ export interface ServiceClientDeps {
 export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
   const { nc, publisher, timeoutMs, metrics } = deps;
   const inbox = createInbox();
-  const waiting = new Map<string, Waiting>();
+  /** Calls with an attempt under way, by its reply token. */
+  const sent = new Map<string, Call>();
+  /** Every call not answered yet. */
+  const open = new Set<Call>();
   let sequence = 0;
+  let disconnected = false;
+  // How many nodes the connected server names (none: a lone server). While there are others, a
+  // dropped connection moves to one of them at once: worth waiting for.
+  let nodes = nc.info?.connect_urls?.length ?? 0;
 
-  const settle = (token: string): Waiting | undefined => {
-    const entry = waiting.get(token);
-    if (entry) {
-      waiting.delete(token);
-      clearTimeout(entry.timer);
+  /** Ends the attempt under way (a reply to it is ignored from now on), not the call. */
+  const stopAttempt = (call: Call) => {
+    if (call.state === 'sent') sent.delete(call.token);
+    clearTimeout(call.timer);
+  };
+  const fail = (call: Call, err: AppError) => {
+    stopAttempt(call);
+    open.delete(call);
+    call.reject(err);
+  };
+  const unreachable = (cause?: unknown) => AppError.unavailable('the message broker is not reachable', cause === undefined ? undefined : { cause });
+
+  const park = (call: Call) => {
+    call.state = 'parked';
+    call.timer = setTimeout(() => fail(call, unreachable()), call.timeoutMs);
+  };
+  const attempt = (call: Call) => {
+    if (disconnected) {
+      // A lone server is being restarted: 503 at once. A cluster's: the client is moving to another node.
+      if (nodes <= 1) return fail(call, unreachable());
+      return park(call);
     }
-    return entry;
+    const token = (sequence++).toString(36);
+    call.state = 'sent';
+    call.token = token;
+    sent.set(token, call);
+    call.timer = setTimeout(() => fail(call, AppError.unavailable('the service did not answer in time')), call.timeoutMs);
+    publisher.publish(call.endpoint.subject, call.payload, { reply: `${inbox}.${token}` }, (err) => {
+      if (call.token === token && open.has(call)) fail(call, unreachable(err));
+    });
+  };
+  const sendAgain = (call: Call) => {
+    stopAttempt(call);
+    call.resent++;
+    attempt(call);
   };
 
   const replies: Subscription = nc.subscribe(`${inbox}.*`, {
     callback: (err, msg) => {
       if (err) return;
-      const entry = settle(msg.subject.slice(inbox.length + 1));
-      if (!entry) return; // a reply after its request timed out
-      // The server answers a request nobody subscribes to with an empty 503 status message.
-      if (msg.data.length === 0 && msg.headers?.code === 503) entry.reject(AppError.unavailable('no worker is available to handle this request'));
-      else entry.resolve(msg);
+      const call = sent.get(msg.subject.slice(inbox.length + 1));
+      if (!call) return; // a reply after its request timed out, or to an attempt sent again
+      stopAttempt(call);
+      // The server answers a request nobody subscribes to with an empty 503 status message: nothing
+      // was delivered, so any request may go again.
+      if (msg.data.length === 0 && msg.headers?.code === 503) {
+        const pause = 100 * 2 ** Math.min(call.unheard, 2);
+        // A lone server: no worker runs, say so soon. A cluster: workers are moving to another node.
+        const grace = nodes > 1 ? call.timeoutMs : Math.min(NoResponderGraceMs, call.timeoutMs);
+        if (Date.now() - call.firstSentAt + pause >= grace) {
+          return fail(call, AppError.unavailable('no worker is available to handle this request'));
+        }
+        call.state = 'pausing';
+        call.timer = setTimeout(() => attempt(call), pause);
+        call.unheard++;
+        return;
+      }
+      open.delete(call);
+      call.resolve(msg);
     },
   });
 
   const maxPayload = () => nc.info?.max_payload ?? 1024 * 1024;
 
   const failAll = (reason: AppError) => {
-    for (const token of [...waiting.keys()]) settle(token)?.reject(reason);
+    for (const call of [...open]) fail(call, reason);
   };
-  void nc.closed().then(() => failAll(AppError.unavailable('the message broker is not reachable')));
-  // While the connection is down (it reconnects by itself) a request is answered 503 at once
-  // instead of waiting out its timeout in the client's buffer.
-  let disconnected = false;
+  void nc.closed().then(() => failAll(unreachable()));
+
+  /** The cluster lost a node: repeatable calls under way may have been lost with it; those still unanswered a moment later go again. */
+  const nodeLost = () => {
+    const suspects = [...sent.values()].filter((c) => c.repeatable && c.resent < MaxResends).map((c) => ({ call: c, token: c.token }));
+    if (suspects.length === 0) return;
+    setTimeout(() => {
+      for (const { call, token } of suspects) if (call.state === 'sent' && call.token === token && open.has(call)) sendAgain(call);
+    }, LostAfterMs).unref();
+  };
   void (async () => {
     for await (const status of nc.status()) {
-      if (status.type === 'disconnect') disconnected = true;
-      else if (status.type === 'reconnect') disconnected = false;
+      if (status.type === 'disconnect') {
+        disconnected = true;
+        // Replies on their way to the lost server are lost with it: repeatable calls go again once
+        // connected; the others wait for their answer (a worker's reply may still come) or their timeout.
+        for (const call of [...sent.values()]) {
+          if (!call.repeatable || call.resent >= MaxResends) continue;
+          stopAttempt(call);
+          call.resent++;
+          park(call);
+        }
+      } else if (status.type === 'reconnect') {
+        disconnected = false;
+        for (const call of [...open]) {
+          if (call.state !== 'parked') continue;
+          clearTimeout(call.timer);
+          attempt(call);
+        }
+      } else if (status.type === 'update') {
+        // Each INFO of the server (at connect, and when the cluster changes) names the nodes it knows.
+        const now = nc.info?.connect_urls?.length ?? 0;
+        if (now < nodes) nodeLost();
+        nodes = now;
+      }
     }
   })();
 
@@ -95,14 +205,22 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
     // A request the broker cannot carry is the client's too-large input, not an outage.
     const size = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
     if (size > maxPayload()) return Promise.reject(new AppError(413, 'payload_too_large', 'the request is too large to be handled'));
-    if (disconnected) return Promise.reject(AppError.unavailable('the message broker is not reachable'));
-    const token = (sequence++).toString(36);
     const reply = new Promise<Msg>((resolve, reject) => {
-      const timer = setTimeout(() => settle(token)?.reject(AppError.unavailable('the service did not answer in time')), options?.timeoutMs ?? timeoutMs);
-      waiting.set(token, { resolve, reject, timer });
-      publisher.publish(endpoint.subject, payload, { reply: `${inbox}.${token}` }, (err) =>
-        settle(token)?.reject(AppError.unavailable('the message broker is not reachable', { cause: err })),
-      );
+      const call: Call = {
+        endpoint,
+        payload,
+        repeatable: endpoint.repeatable(request),
+        timeoutMs: options?.timeoutMs ?? timeoutMs,
+        resolve,
+        reject,
+        state: 'sent',
+        token: '',
+        firstSentAt: Date.now(),
+        resent: 0,
+        unheard: 0,
+      };
+      open.add(call);
+      attempt(call);
     });
     return metrics ? observed(metrics, endpoint.subject, reply) : reply;
   };

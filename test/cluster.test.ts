@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import t from 'tap';
+import { startCluster } from '../scripts/cluster.js';
+import { startService } from '../service/start.js';
+import { signToken } from '../src/auth/tokens.js';
+import type { Permission } from '../src/auth/permissions.js';
+import { loadConfig } from '../src/config.js';
+import { ensureStream } from '../src/infra/jetstream.js';
+import { createLogger } from '../src/logger.js';
+import { JobStream } from '../subjects/jobs.js';
+import { createTestDatabase } from './support/database.js';
+import { startFulfillmentService } from './support/fulfillment-service.js';
+import { createHttpClient } from './support/http.js';
+import { TestCheckoutSecret, TestProject, TestSecret } from './support/service.js';
+
+/**
+ * The platform on a three-node NATS cluster (scripts/cluster.ts, its own ports and temp stores)
+ * with JETSTREAM_REPLICAS=3: streams, the bucket and the job consumers get three copies (a stream
+ * made with one is updated, not made anew), and checkouts with a vending machine item keep working,
+ * fulfillment included, after the node leading the JOBS stream is killed.
+ */
+const quiet = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+const database = await createTestDatabase();
+t.teardown(() => database.drop());
+const cluster = await startCluster({ databaseUrl: database.url, edges: 0, workers: 0 });
+t.teardown(() => cluster.stop());
+const fulfillmentService = await startFulfillmentService(t);
+
+const nc = await connect({ servers: cluster.natsUrl.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+t.teardown(() => nc.close());
+// JOBS as an earlier release with one replica left it, with a job nobody takes.
+await ensureStream(nc, { ...JobStream, retention: 'workqueue', maxAgeMs: 3_600_000, duplicateWindowMs: 120_000, replicas: 1 }, quiet);
+await jetstream(nc).publish('jobs.none.marker', 'left by an earlier release');
+const jsm = await jetstreamManager(nc);
+const before = await jsm.streams.info(JobStream.name);
+
+const config = loadConfig({
+  NODE_ENV: 'test',
+  DATABASE_URL: database.url,
+  DATABASE_POOL_MAX: '4',
+  NATS_URL: cluster.natsUrl,
+  JETSTREAM_REPLICAS: '3',
+  JWT_SECRET: TestSecret,
+  CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,
+  HOST: '127.0.0.1',
+  PORT: '0',
+  DATA_DIR: cluster.dataDir,
+  LOG_LEVEL: 'silent',
+  FULFILLMENT_URL: fulfillmentService.url,
+  FULFILLMENT_RETRY_SCHEDULE_MS: '200,500,1000',
+});
+const service = await startService(config, quiet);
+t.teardown(() => service.stop());
+const http = createHttpClient(service.url ?? '');
+const token = (permissions: Permission[]) => signToken({ project: TestProject, permissions }, { secret: TestSecret, issuer: config.auth.issuer, audience: config.auth.audience });
+const p = `/${TestProject}`;
+const admin = await token(['productsWrite', 'pricingWrite', 'shopsWrite', 'projectsWrite']);
+const app = await token(['productsRead', 'checkoutRead', 'fulfillmentsRead', 'ordersRead']);
+const pos = await token(['updatePricingCheckoutProcess']);
+
+const ndjson = (items: object[]) => ({ raw: items.map((i) => JSON.stringify(i)).join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+await http.request('PUT', `${p}/settings`, {
+  token: admin,
+  body: { currency: 'EUR', taxRates: { normal: '19' }, paymentMethods: ['cash'], fiscalization: { provider: 'none', reason: 'test' } },
+});
+await http.request('POST', `${p}/shops`, { token: admin, body: { id: 's1', name: 'Bahnhof' } });
+const products = [
+  { sku: 'WATER', name: 'Wasser', taxCategory: 'normal' },
+  { sku: 'COLA', name: 'Cola', taxCategory: 'normal', fulfillmentType: 'vending-machine' },
+];
+await http.request('POST', `${p}/products/_batch`, { token: admin, ...ndjson(products) });
+await http.request('POST', `${p}/pricing/v2/category/batch`, {
+  token: admin,
+  ...ndjson(products.map((x) => ({ sku: x.sku, category: 'default', prices: [{ price: '1.50', currency: 'EUR', tier: 'list' }] }))),
+});
+
+async function until<T>(read: () => Promise<T>, holds: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (holds(value)) return value;
+    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms: ${JSON.stringify(value)}`);
+    await sleep(100);
+  }
+}
+
+/** A checkout with a vending machine item: each step's status, and the fulfillment once delivered. */
+async function checkout(): Promise<{ statuses: number[]; fulfillment: string; order: number }> {
+  const id = `cl-${randomUUID()}`;
+  const info = await http.request('POST', `${p}/checkout/info`, { token: app, body: { shopID: 's1', items: [{ sku: 'WATER', amount: 1 }, { sku: 'COLA', amount: 1 }] } });
+  const created = await http.request('PUT', `${p}/checkout/process/${id}`, { token: app, body: { signedCheckoutInfo: info.body, paymentMethod: 'cash' } });
+  const patch = { token: pos, headers: { 'content-type': 'application/merge-patch+json' } };
+  const processing = await http.request('PATCH', `${p}/pos/checkout/id/${id}`, { ...patch, body: { state: 'processing', processedBy: 'kasse-1' } });
+  const successful = await http.request('PATCH', `${p}/pos/checkout/id/${id}`, { ...patch, body: { state: 'successful' } });
+  const fulfillmentId = created.body.fulfillments?.[0]?.id;
+  const delivered = await until(
+    () => http.request('GET', `${p}/fulfillments/${fulfillmentId}`, { token: app }),
+    (res) => res.body?.state === 'processed' || res.body?.state === 'failed',
+  );
+  const order = await http.request('GET', `${p}/orders/${id}`, { token: app });
+  return { statuses: [info.status, created.status, processing.status, successful.status], fulfillment: delivered.body.state, order: order.status };
+}
+
+t.test('streams, the auth-failure bucket and the job consumers have three replicas; a stream made with one is updated, not made anew', async (t) => {
+  const jobs = await jsm.streams.info(JobStream.name);
+  t.equal(jobs.config.num_replicas, 3, 'JOBS has three replicas');
+  t.equal(jobs.created, before.created, 'JOBS is the stream that was there');
+  t.equal(jobs.state.messages, before.state.messages, 'with the job it held');
+  t.equal((await jsm.streams.info('EVENTS')).config.num_replicas, 3, 'EVENTS has three replicas');
+  t.equal((await jsm.streams.info('KV_edge-auth-failures')).config.num_replicas, 3, 'the auth-failure bucket has three replicas');
+  const consumers = [];
+  for await (const c of jsm.consumers.list(JobStream.name)) consumers.push(`${c.name} ${c.config.num_replicas}`);
+  t.ok(consumers.length >= 3, `the job pools have their consumers (${consumers.join(', ')})`);
+  t.same(
+    consumers.filter((c) => !c.endsWith(' 3')),
+    [],
+    'every job consumer has three replicas',
+  );
+});
+
+t.test('a checkout with a vending machine item keeps working after the node leading JOBS is killed', async (t) => {
+  t.same(await checkout(), { statuses: [200, 201, 200, 200], fulfillment: 'processed', order: 200 }, 'a checkout before');
+
+  const leader = (await jsm.streams.info(JobStream.name)).cluster?.leader;
+  const node = cluster.nats.find((n) => n.name === leader);
+  if (!node) throw new Error(`no node leads JOBS (${leader})`);
+  await node.kill('SIGKILL');
+  t.pass(`killed ${leader}, the leader of JOBS`);
+
+  const after = await Promise.all([checkout(), checkout(), checkout()]);
+  t.same(
+    after,
+    Array.from({ length: 3 }, () => ({ statuses: [200, 201, 200, 200], fulfillment: 'processed', order: 200 })),
+    'checkouts right after: every step answered, the goods delivered',
+  );
+  const newLeader = await until(
+    async () => (await jsm.streams.info(JobStream.name)).cluster?.leader,
+    (l) => l !== undefined && l !== leader,
+  );
+  t.not(newLeader, leader, `another node leads JOBS (${newLeader})`);
+
+  await node.start();
+  t.same(await checkout(), { statuses: [200, 201, 200, 200], fulfillment: 'processed', order: 200 }, 'a checkout once the node is back');
+  const calls = fulfillmentService.calls.filter((c) => c.method === 'PUT' && c.body.state === 'processing');
+  t.equal(new Set(calls.map((c) => c.key)).size, 5, 'five deliveries were asked for, one per checkout');
+});
