@@ -1,6 +1,6 @@
 import { PNG } from 'pngjs';
 import t from 'tap';
-import { assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, settled, signInThroughPortal, Viewports } from './support/browser.js';
+import { appears, assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, settled, signInThroughPortal, Viewports } from './support/browser.js';
 import { p, seedCheckout } from './support/checkout.js';
 import { startTestService } from './support/service.js';
 
@@ -75,7 +75,7 @@ if (chromiumPresent(t)) {
     png.data.fill(200);
     await b.getByLabel('Bild (PNG, JPEG, WebP, GIF)').setInputFiles({ name: 'herbst.png', mimeType: 'image/png', buffer: PNG.sync.write(png) });
     await b.getByText('Bild hochgeladen.').waitFor();
-    t.ok(await b.getByRole('img', { name: 'Bild des Gutscheins' }).isVisible(), 'the uploaded image is shown');
+    t.ok(await appears(b.getByRole('img', { name: 'Bild des Gutscheins' })), 'the uploaded image is shown');
     await b.getByLabel('Name (deutsch)').fill('Herbst B');
     await b.getByRole('button', { name: 'Gutschein speichern' }).click();
     await b.getByRole('button', { name: 'Überschreiben' }).click();

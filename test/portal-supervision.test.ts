@@ -1,5 +1,5 @@
 import t from 'tap';
-import { assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, screenshot, signInThroughPortal, Viewports } from './support/browser.js';
+import { appears, assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, screenshot, signInThroughPortal, Viewports } from './support/browser.js';
 import { finishPayment, seedCheckout } from './support/checkout.js';
 import { startTestService, TestProject } from './support/service.js';
 
@@ -32,10 +32,10 @@ if (chromiumPresent(t)) {
 
     await page.getByLabel('Sprache').selectOption('en');
     await page.getByRole('navigation', { name: 'Main navigation' }).waitFor();
-    t.ok(await page.getByRole('link', { name: 'Supervision' }).isVisible(), 'English words after the switch');
+    t.ok(await appears(page.getByRole('link', { name: 'Supervision' })), 'English words after the switch');
     t.equal(await page.evaluate('document.documentElement.lang'), 'en');
     await page.reload();
-    t.ok(await page.getByRole('button', { name: 'Sign out' }).isVisible(), 'the choice is remembered');
+    t.ok(await appears(page.getByRole('button', { name: 'Sign out' })), 'the choice is remembered');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
@@ -75,7 +75,7 @@ if (chromiumPresent(t)) {
     const card = page.getByRole('article', { name: /Alterskontrolle ab 18/ });
     await card.waitFor();
     t.match(await card.textContent(), /Rotwein.*5,99\s€.*Wasser.*1,98\s€.*Summe.*7,97\s€/, 'the cart, in de-DE money');
-    t.ok(await page.getByText('1 neu').isVisible(), 'a badge says a new one arrived');
+    t.ok(await appears(page.getByText('1 neu')), 'a badge says a new one arrived');
     t.match(await page.title(), /^\(1\) /, 'the tab title counts it too');
     await assertAccessible(t, page, 'supervision');
     await screenshot(page, 'supervision');

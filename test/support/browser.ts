@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import type { Test } from 'tap';
 import { projectRoot } from '../../src/infra/project-root.js';
 import { p } from './checkout.js';
@@ -107,6 +107,14 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   const dir = path.join(projectRoot(), 'docs/portal');
   await mkdir(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: false });
+}
+
+/**
+ * True once the element is visible (waiting up to the page's timeout), false when it never appears:
+ * for assertions right after a navigation or a reload, where `isVisible()` would ask too early.
+ */
+export async function appears(locator: Locator): Promise<boolean> {
+  return locator.waitFor({ state: 'visible' }).then(() => true, () => false);
 }
 
 /** What `read` answers once `done` holds for it (polled every 50 ms up to 15 s), for values the page settles on. */
