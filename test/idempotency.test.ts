@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
+import { p, seedCheckout } from './support/checkout.js';
 import { startTestService, TestProject } from './support/service.js';
 
 /**
@@ -122,6 +123,36 @@ t.test('a 5xx is not kept: the retry with the same key runs the request again', 
   t.equal(third.text, retry.text, 'and its answer is kept');
   t.equal(third.headers.get('idempotent-replayed'), 'true');
 });
+
+t.test('a checkout process whose create finished after its 503: the retry with the key finds it, never a second', async (t) => {
+  const fixture = await seedCheckout(svc);
+  const body = { signedCheckoutInfo: await fixture.signedInfo(), paymentMethod: 'cash' };
+  const key = randomUUID();
+  const create = () => svc.request('POST', `${p}/checkout/process`, { token: fixture.tokens.customer, body, headers: { 'idempotency-key': key } });
+  const before = await processCount();
+  // The table locked past the edge's timeout: the edge answers 503, the worker creates once the lock goes.
+  const first = await svc.sql.begin(async (tx) => {
+    await tx`lock table checkout_processes in exclusive mode`;
+    return create();
+  });
+  t.equal(first.status, 503, first.text);
+  for (let i = 0; i < 100 && (await processCount()) === before; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  t.equal(await processCount(), before + 1, 'the first try created the process after its 503');
+
+  const retry = await create();
+  t.equal(retry.status, 201, retry.text);
+  t.equal(retry.headers.get('location'), `${p}/checkout/process/${retry.body.id}`);
+  t.equal(await processCount(), before + 1, 'the retry created none: it found the first try\'s process');
+  t.equal((await create()).headers.get('idempotent-replayed'), 'true', 'and its answer is kept from now on');
+
+  const otherKey = await svc.request('POST', `${p}/checkout/process`, { token: fixture.tokens.customer, body, headers: { 'idempotency-key': randomUUID() } });
+  t.not(otherKey.body.id, retry.body.id, 'another key is another process');
+});
+
+async function processCount(): Promise<number> {
+  const [row] = await svc.sql<{ n: number }[]>`select count(*)::int as n from checkout_processes`;
+  return row?.n ?? 0;
+}
 
 t.test('a request without the key, or with a key too long, behaves as before', async (t) => {
   t.equal((await createShop(undefined, { name: 'Twice' })).status, 201);

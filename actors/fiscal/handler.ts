@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { derivedUuid } from '../../src/domain/derived-uuid.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
@@ -177,16 +177,3 @@ export function transactionAddress(project: string, processId: string, shopId: s
 }
 
 const Uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * A name-based id in the layout of a version 4 UUID (fiskaly asks for UUIDv4 ids and may check the
- * version digit): 122 bits of SHA-256 of the name, so the same name gives the same id, and ids of
- * different names never meet.
- */
-function derivedUuid(name: string): string {
-  const h = createHash('sha256').update(name).digest();
-  h[6] = (h[6]! & 0x0f) | 0x40;
-  h[8] = (h[8]! & 0x3f) | 0x80;
-  const hex = h.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}

@@ -4,6 +4,7 @@ import canonicalize from 'canonicalize';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { idempotency } from '../../subjects/idempotency.js';
+import { derivedUuid } from '../domain/derived-uuid.js';
 import { AppError } from '../errors.js';
 import type { ServiceClient } from '../messaging/client.js';
 
@@ -79,6 +80,19 @@ export function registerIdempotency(app: FastifyInstance, client: ServiceClient,
 
 function hooks<T>(value: T | T[] | undefined): T[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+/**
+ * The id a create with an Idempotency-Key gives what it creates (`kind`: what it is, such as
+ * `checkout-process`), or undefined without a key: derived from the project and the key, so every
+ * try of one create names the same thing. The edge's resend after a lost NATS node, and the
+ * client's retry after a 503 whose work had finished meanwhile, find what the first try made
+ * instead of making a second.
+ */
+export function idFromIdempotencyKey(request: FastifyRequest, kind: string): string | undefined {
+  const key = request.headers[IdempotencyKeyHeader];
+  if (!request.idempotency || typeof key !== 'string') return undefined;
+  return derivedUuid(`${request.idempotency.project}/${kind}/${key}`);
 }
 
 /**

@@ -12,6 +12,7 @@ import { ShopId } from '../../../subjects/shops.js';
 import type { Permission } from '../../auth/permissions.js';
 import type { ServiceClient } from '../../messaging/client.js';
 import { callerOf, requirePermission } from '../auth.js';
+import { idFromIdempotencyKey } from '../idempotency.js';
 import { ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 
 const ProcessParams = ProjectParams.extend({ id: ProcessId });
@@ -45,7 +46,9 @@ export function checkoutProcessRoutes(app: ZodApp, client: ServiceClient): void 
       },
     },
     async (request, reply) => {
-      const { process } = await client.call(checkoutProcess.create, { project: request.params.project, request: request.body });
+      // With an Idempotency-Key the id follows from the key: a try sent again finds the process the first one made.
+      const id = idFromIdempotencyKey(request, 'checkout-process');
+      const { process } = await client.call(checkoutProcess.create, { project: request.params.project, id, request: request.body });
       return reply.code(201).header('location', process.links.self.href).send(process);
     },
   );
