@@ -20,6 +20,11 @@ export const ClaimRequest = IdempotencyKeyRef.extend({
   fingerprint: Sha256,
   /** How long the claim holds before a request with the same fingerprint may take the key over. */
   leaseMs: z.number().int().min(1000).max(3_600_000),
+  /**
+   * The claim's id, chosen by the edge: the same claim sent again (after a lost NATS node) finds
+   * itself holding the key. An edge of an older release sends none; the worker then picks one.
+   */
+  claim: z.uuid().optional(),
 });
 
 export const ClaimOutcomes = ['claimed', 'replay', 'reused', 'inProgress'] as const;
@@ -37,13 +42,14 @@ export const ClaimReply = z.discriminatedUnion('outcome', [
 export type ClaimReply = z.infer<typeof ClaimReply>;
 
 export const idempotency = {
-  claim: endpoint('svc.idempotency.claim', ClaimRequest, ClaimReply),
+  claim: endpoint('svc.idempotency.claim', ClaimRequest, ClaimReply, { repeatable: (request) => request.claim !== undefined }),
   /** Records the answer of a claimed request (any status below 500). */
   complete: endpoint(
     'svc.idempotency.complete',
     IdempotencyKeyRef.extend({ claim: z.uuid(), status: z.number().int().min(100).max(499), answer: SealedAnswer }),
     Done,
+    { repeatable: true },
   ),
   /** Forgets a claimed key whose request failed (5xx): the client's retry runs it again. */
-  release: endpoint('svc.idempotency.release', IdempotencyKeyRef.extend({ claim: z.uuid() }), Done),
+  release: endpoint('svc.idempotency.release', IdempotencyKeyRef.extend({ claim: z.uuid() }), Done, { repeatable: true }),
 };

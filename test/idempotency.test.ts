@@ -149,6 +149,20 @@ t.test('a checkout process whose create finished after its 503: the retry with t
   t.not(otherKey.body.id, retry.body.id, 'another key is another process');
 });
 
+t.test('a claim sent again with its id (its answer lost with a NATS node) still holds the key; another claim does not', async (t) => {
+  const claim = async (claimId: string) => {
+    const request = { project: TestProject, keyHash: 'a'.repeat(64), fingerprint: 'b'.repeat(64), leaseMs: 30_000, claim: claimId };
+    return JSON.parse(new TextDecoder().decode((await svc.nc.request('svc.idempotency.claim', JSON.stringify(request))).data));
+  };
+  const first = randomUUID();
+  t.same(await claim(first), { outcome: 'claimed', claim: first });
+  t.same(await claim(first), { outcome: 'claimed', claim: first }, 'the same claim again: still claimed');
+  t.same(await claim(randomUUID()), { outcome: 'inProgress' }, 'another request with the key waits for the first');
+  // Released, as the edge releases a key whose request failed: the other tests read every key.
+  await svc.nc.request('svc.idempotency.release', JSON.stringify({ project: TestProject, keyHash: 'a'.repeat(64), claim: first }));
+  t.equal((await svc.sql`select from idempotency_keys where key_hash = ${'a'.repeat(64)}`).length, 0, 'released');
+});
+
 async function processCount(): Promise<number> {
   const [row] = await svc.sql<{ n: number }[]>`select count(*)::int as n from checkout_processes`;
   return row?.n ?? 0;

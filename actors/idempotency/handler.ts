@@ -25,12 +25,14 @@ export function createIdempotencyActor(deps: { sql: Sql; log: Logger; purgeEvery
   const routes = [
     route(idempotency.claim, async (request): Promise<ClaimReply> => {
       // A key released or expired between the two statements is claimed on the next round.
+      const claim = request.claim ?? randomUUID();
       for (let round = 0; round < 3; round++) {
-        const claim = randomUUID();
         if (await db.claimKey(sql, { ...request, claim })) return { outcome: 'claimed', claim };
         const row = await db.findKey(sql, request.project, request.keyHash);
         if (!row) continue;
         if (row.fingerprint !== request.fingerprint) return { outcome: 'reused' };
+        // This claim sent again (its first answer was lost with a NATS node): it holds the key.
+        if (row.claim === claim && row.status === null) return { outcome: 'claimed', claim };
         if (row.status === null || !row.answer) return { outcome: 'inProgress' };
         return { outcome: 'replay', status: row.status, answer: row.answer.toString('base64') };
       }

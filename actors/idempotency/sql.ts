@@ -5,6 +5,7 @@ const KeptFor = "interval '24 hours'";
 
 export interface KeyRow {
   fingerprint: string;
+  claim: string;
   status: number | null;
   answer: Buffer | null;
 }
@@ -38,7 +39,7 @@ export async function claimKey(sql: Sql, c: Claim): Promise<boolean> {
 /** The key's row while it is kept. */
 export async function findKey(sql: Sql, project: string, keyHash: string): Promise<KeyRow | undefined> {
   const [row] = await sql<KeyRow[]>`
-    select fingerprint, status, answer from idempotency_keys
+    select fingerprint, claim, status, answer from idempotency_keys
     where project = ${project} and key_hash = ${keyHash} and created_at >= now() - ${sql.unsafe(KeptFor)}`;
   return row;
 }

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import canonicalize from 'canonicalize';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -121,12 +121,15 @@ async function claim(request: FastifyRequest, reply: FastifyReply, client: Servi
   const pending = request.idempotency;
   if (!pending) return undefined;
   const deadline = Date.now() + options.waitMs;
+  // Chosen here, so that a claim sent again after a lost NATS node finds itself holding the key.
+  const claimId = randomUUID();
   for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {
     const result = await client.call(idempotency.claim, {
       project: pending.project,
       keyHash: pending.keyHash,
       fingerprint: pending.fingerprint,
       leaseMs: options.leaseMs,
+      claim: claimId,
     });
     switch (result.outcome) {
       case 'claimed':
