@@ -31,7 +31,7 @@ const ClockTicksPerSecond = (() => {
 })();
 
 /** utime + stime of a process in ms (fields 14 and 15 of /proc/<pid>/stat), 0 once it is gone. */
-async function processCpuMs(pid: number): Promise<number> {
+export async function processCpuMs(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -27,6 +27,8 @@ export interface Bench {
   databaseUrl: string;
   /** The service's process ids (one, or edge and workers). */
   pids: number[];
+  /** The bench's nats-server monitoring (/varz counts its messages). */
+  natsMonitorUrl: string;
   /** CPU time of the service, Postgres, the bench's nats-server and the bench itself (cpu.ts). */
   cpu: CpuWatch;
   token(request: Omit<TokenRequest, 'ttl'>): Promise<string>;
@@ -70,7 +72,8 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   const databaseUrl = url.toString();
 
   const natsStoreDir = path.join(dir, 'nats');
-  const nats = await startNatsServer({ storeDir: natsStoreDir, log: quiet });
+  const natsMonitorPort = await freePort();
+  const nats = await startNatsServer({ storeDir: natsStoreDir, log: quiet, monitorPort: natsMonitorPort });
   cleanups.push(() => nats.stop());
 
   const port = await freePort();
@@ -84,6 +87,7 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
     NODE_ENV: 'production',
     ...env,
   };
+  // Split: the workers first, then the edge (Bench.pids in that order).
   const processes = options.topology === 'split'
     ? [spawnNode('dist/service/main.js', [], { ...serviceEnv, ROLE: 'workers' }), spawnNode('dist/service/main.js', [], { ...serviceEnv, ROLE: 'edge' })]
     : [spawnNode('dist/service/main.js', [], serviceEnv)];
@@ -98,6 +102,7 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
     url: base,
     databaseUrl,
     pids: processes.map((p) => p.pid ?? 0),
+    natsMonitorUrl: `http://127.0.0.1:${natsMonitorPort}`,
     cpu: cpuWatch({ servicePids: processes.map((p) => p.pid ?? 0), natsStoreDir }),
     token: (request) => signToken({ ...request, ttl: '2h' }, { secret: Secret, issuer: 'checkout-platform', audience: 'checkout-platform' }),
     async bareServer(method, route, body) {

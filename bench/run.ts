@@ -1,4 +1,5 @@
 import { cpus } from 'node:os';
+import { capacityScenario } from './scenarios/capacity.js';
 import { checkoutInfoScenario } from './scenarios/checkout-info.js';
 import { closingScenario } from './scenarios/closing.js';
 import { fiscalScenario } from './scenarios/fiscal.js';
@@ -23,6 +24,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
   receipt: receiptScenario,
   fiscal: fiscalScenario,
   portal: portalScenario,
+  capacity: capacityScenario,
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
