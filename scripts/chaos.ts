@@ -109,11 +109,12 @@ const faults: Fault[] = [
         await node.kill('SIGTERM');
         await restartNode(node);
       }
+      const began = Date.now();
       for (const part of [...cluster.workers, ...cluster.edges]) {
         const started = Date.now();
         await part.kill('SIGTERM');
         await part.start();
-        mark(`${part.name} ${secondsSince(started)} s`);
+        mark(`${part.name} +${((started - began) / 1000).toFixed(1)} s, ${secondsSince(started)} s`);
       }
     },
   },
@@ -159,8 +160,12 @@ async function main(): Promise<void> {
   say(`starting the cluster (3 NATS nodes, 3 workers, 2 edges), ${Clients} clients for ${Seconds} s`);
   const cluster = await startCluster({
     databaseUrl: process.env.DATABASE_URL || undefined,
+    // CHAOS_DIR keeps the cluster's stores and logs after the run (else a temp dir, removed).
+    dir: process.env.CHAOS_DIR || undefined,
     // Deliveries that failed during a fault are tried again within seconds, so that the run can wait for all of them.
-    env: { FULFILLMENT_URL: standIn.url, FULFILLMENT_RETRY_SCHEDULE_MS: '500,1000,2000,5000' },
+    // A stopping edge answers /health/ready 503 for a second before it refuses connections: four of
+    // the clients' readiness probes (every 250 ms), as the README tells operators to set it for their balancer.
+    env: { FULFILLMENT_URL: standIn.url, FULFILLMENT_RETRY_SCHEDULE_MS: '500,1000,2000,5000', SHUTDOWN_DELAY_MS: '1000' },
     say,
   });
   running = cluster;
@@ -211,8 +216,9 @@ async function main(): Promise<void> {
     const inWindow = new Set<ClientError>();
     const since = (t: number, from: number) => `+${((t - from) / 1000).toFixed(1)} s`;
     for (const r of records) {
-      // An error belongs to the fault during whose window its request went out.
-      const mine = errors.filter((e) => e.sentAt >= r.startedAt && e.sentAt <= r.backAt + SettleMs);
+      // An error belongs to the fault whose window its request was under way in (sent before the
+      // window closed, failed after it opened: a request the killed part held fails at the kill).
+      const mine = errors.filter((e) => !inWindow.has(e) && e.at >= r.startedAt && e.sentAt <= r.backAt + SettleMs);
       mine.forEach((e) => inWindow.add(e));
       const last = mine.reduce((t, e) => Math.max(t, e.at), r.startedAt);
       const window = mine.length ? `${mine.length} client errors from ${since(Math.min(...mine.map((e) => e.at)), r.startedAt)} to ${since(last, r.startedAt)}` : 'no client error';
