@@ -1,5 +1,8 @@
 import { headers } from '@nats-io/transport-node';
 import t from 'tap';
+import { createLogger } from '../src/logger.js';
+import { createPublisher } from '../src/messaging/publisher.js';
+import { route, serveEndpoints } from '../src/messaging/worker.js';
 import { ErrorHeaders } from '../subjects/contract.js';
 import { shops } from '../subjects/shops.js';
 import { startTestService, TestProject } from './support/service.js';
@@ -81,4 +84,35 @@ t.test('spreads requests over the workers of a queue group', async (t) => {
   const token = await svc.token(['shopsRead']);
   for (let i = 0; i < 40; i++) t.equal((await svc.request('GET', `/${TestProject}/shops`, { token })).status, 200);
   t.ok(counted.length > 0 && counted.length < 40, `both workers served (${counted.length} of 40 by the second)`);
+});
+
+t.test('a repeatable request that found the database unreachable runs again; any other answers 503 at once', async (t) => {
+  const svc = await startTestService(t, { env: { ROLE: 'edge', REQUEST_TIMEOUT_MS: '5000' } });
+  // A pool that handed out a connection which died with a restarted server: the first query fails.
+  const deadConnection = () => Object.assign(new Error('write CONNECTION_CLOSED 127.0.0.1:5432'), { code: 'CONNECTION_CLOSED' });
+  const calls = { get: 0, create: 0 };
+  const shop = {
+    id: 's1', project: TestProject, externalId: '', name: 'Bahnhof', email: '', phone: '', street: '', zip: '', city: '', state: '', country: 'DE',
+    lat: 0, lon: 0, openingHoursSpecification: [], services: [], external: {}, links: { self: { href: `/${TestProject}/shops/s1` } },
+  };
+  const server = serveEndpoints({ nc: svc.nc, publisher: createPublisher(svc.nc), log: createLogger({ level: 'silent' }) }, [
+    route(shops.get, async () => {
+      if (calls.get++ === 0) throw deadConnection();
+      return shop;
+    }),
+    route(shops.create, async () => {
+      calls.create++;
+      throw deadConnection();
+    }),
+  ]);
+  t.teardown(() => server.stop());
+  await svc.nc.flush();
+
+  const read = await svc.request('GET', `/${TestProject}/shops/s1`, { token: await svc.token(['shopsRead']) });
+  t.equal(read.status, 200, `the read ran again and answered: ${read.text}`);
+  t.equal(calls.get, 2);
+  const created = await svc.request('POST', `/${TestProject}/shops`, { token: await svc.token(['shopsWrite']), body: { name: 'Bahnhof' } });
+  t.equal(created.status, 503, created.text);
+  t.equal(created.body.message, 'the database is not reachable; try again');
+  t.equal(calls.create, 1, 'a create without its id runs once');
 });

@@ -1,4 +1,5 @@
 import { headers, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { ErrorHeaders, type Endpoint, type ParsedRequestOf, type ReplyOf } from '../../subjects/contract.js';
 import { AppError, isAppError } from '../errors.js';
@@ -84,7 +85,7 @@ async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger, met
   let payload: string | Uint8Array;
   let failure: AppError | undefined;
   try {
-    const result = await r.handler(parseRequest(r.endpoint, msg));
+    const result = await handle(r, parseRequest(r.endpoint, msg));
     payload = result instanceof JsonText ? result.text : JSON.stringify(result ?? null);
   } catch (err) {
     failure = toFailure(err);
@@ -103,6 +104,28 @@ async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger, met
     publisher.publish(reply, payload, { headers: h }, onError);
   } else {
     publisher.publish(reply, payload, undefined, onError);
+  }
+}
+
+/** Pauses before a repeatable request runs again after the database was unreachable. */
+const UnreachableRetryMs = [100, 300];
+
+/**
+ * Runs the handler. A repeatable request (subjects/contract.ts) that found the database unreachable
+ * runs again after a pause, twice at most: after a Postgres restart a pool may hand out a
+ * connection that died with the old server (the first query on it fails, the next connection
+ * works), and a restart of a second or so is then over before the client hears of it. Other
+ * requests answer 503 at once: only the client knows whether they may run again.
+ */
+async function handle(r: Route, request: unknown): Promise<unknown> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await r.handler(request);
+    } catch (err) {
+      const pause = UnreachableRetryMs[attempt];
+      if (pause === undefined || !isDatabaseUnreachable(err) || !r.endpoint.repeatable(request)) throw err;
+      await sleep(pause);
+    }
   }
 }
 
