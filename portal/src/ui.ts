@@ -7,8 +7,8 @@ import { useWords } from './i18n.js';
 /** Small pieces the screens share: loading what a screen shows, showing an error, a labelled field. */
 
 const words = {
-  de: { loading: 'Lädt …', failed: 'Fehler', forbidden: 'Dafür fehlt Ihrer Rolle die Berechtigung.', unavailable: 'Der Dienst ist gerade nicht erreichbar. Bitte erneut versuchen.' },
-  en: { loading: 'Loading …', failed: 'Error', forbidden: 'Your role lacks the permission for this.', unavailable: 'The service cannot be reached right now. Please try again.' },
+  de: { loading: 'Lädt …', failed: 'Fehler', forbidden: 'Dafür fehlt Ihrer Rolle die Berechtigung.', unavailable: 'Der Dienst ist gerade nicht erreichbar. Bitte erneut versuchen.', previous: 'Vorherige Seite', next: 'Nächste Seite' },
+  en: { loading: 'Loading …', failed: 'Error', forbidden: 'Your role lacks the permission for this.', unavailable: 'The service cannot be reached right now. Please try again.', previous: 'Previous page', next: 'Next page' },
 };
 
 export interface Loaded<T> {
@@ -82,4 +82,15 @@ export function saveBlob(blob: Blob, name: string): void {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** Previous and next page of a paged list (shown only when there is more than one page); `label` says where the reader is. */
+export function Pager({ page, pages, label, onPage }: { page: number; pages: number; label: string; onPage: (page: number) => void }) {
+  const t = useWords(words);
+  if (pages <= 1) return null;
+  return html`<div class="pager">
+    <button type="button" class="secondary" disabled=${page === 0} onClick=${() => onPage(page - 1)}>${t('previous')}</button>
+    <span>${label}</span>
+    <button type="button" class="secondary" disabled=${page + 1 >= pages} onClick=${() => onPage(page + 1)}>${t('next')}</button>
+  </div>`;
 }

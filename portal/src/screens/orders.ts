@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { ProjectApi } from '../api.js';
 import { formatDateTime, isoDay, money } from '../format.js';
 import { useWords } from '../i18n.js';
-import { ErrorMessage, Field, Loading, saveBlob, useId, useLoad } from '../ui.js';
+import { ErrorMessage, Field, Loading, Pager, saveBlob, useId, useLoad } from '../ui.js';
 import type { ScreenProps } from './index.js';
 import { ShopPicker } from './shop-picker.js';
 
@@ -61,8 +61,6 @@ const words = {
     method: 'Zahlart',
     total: 'Summe',
     open: 'Bestellung {n} öffnen',
-    previous: 'Vorherige Seite',
-    next: 'Nächste Seite',
     pageOf: 'Seite {page} von {pages}',
     back: 'Zurück zur Liste',
     order: 'Bestellung {n} · {shop}',
@@ -100,8 +98,6 @@ const words = {
     method: 'Payment method',
     total: 'Total',
     open: 'Open order {n}',
-    previous: 'Previous page',
-    next: 'Next page',
     pageOf: 'Page {page} of {pages}',
     back: 'Back to the list',
     order: 'Order {n} · {shop}',
@@ -192,13 +188,7 @@ export function Orders({ api }: ScreenProps) {
                 </tbody>
               </table>`
             : null}
-          ${pages > 1
-            ? html`<div class="pager">
-                <button type="button" class="secondary" disabled=${filter.page === 0} onClick=${() => setFilter({ ...filter, page: filter.page - 1 })}>${t('previous')}</button>
-                <span>${t('pageOf', { page: filter.page + 1, pages })}</span>
-                <button type="button" class="secondary" disabled=${filter.page + 1 >= pages} onClick=${() => setFilter({ ...filter, page: filter.page + 1 })}>${t('next')}</button>
-              </div>`
-            : null}
+          <${Pager} page=${filter.page} pages=${pages} label=${t('pageOf', { page: filter.page + 1, pages })} onPage=${(page: number) => setFilter({ ...filter, page })} />
         </div>`
       : null}
   </div>`;

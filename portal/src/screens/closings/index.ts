@@ -4,7 +4,7 @@ import type { ProjectApi } from '../../api.js';
 import { downloadFile } from '../../download.js';
 import { formatDateTime, money } from '../../format.js';
 import { useWords } from '../../i18n.js';
-import { ErrorMessage, Loading, useLoad } from '../../ui.js';
+import { ErrorMessage, Loading, Pager, useLoad } from '../../ui.js';
 import type { ScreenProps } from '../index.js';
 import { ShopPicker } from '../shop-picker.js';
 import { StartReport } from './start-report.js';
@@ -56,8 +56,6 @@ const words = {
     notReady: '{format}: wird noch erstellt',
     tse: 'Ohne TSE-Signatur: {n}',
     cutOff: 'Bestellungen bis {time}',
-    previous: 'Vorherige Seite',
-    next: 'Nächste Seite',
   },
   en: {
     list: 'Closings',
@@ -83,8 +81,6 @@ const words = {
     notReady: '{format}: still being made',
     tse: 'Without TSE signature: {n}',
     cutOff: 'Orders up to {time}',
-    previous: 'Previous page',
-    next: 'Next page',
   },
 };
 
@@ -132,13 +128,7 @@ export function Closings({ api, session }: ScreenProps) {
             </tbody>
           </table>`
         : null}
-      ${pages > 1
-        ? html`<div class="pager">
-            <button type="button" class="secondary" disabled=${page === 0} onClick=${() => setPage(page - 1)}>${t('previous')}</button>
-            <span>${page + 1} / ${pages}</span>
-            <button type="button" class="secondary" disabled=${page + 1 >= pages} onClick=${() => setPage(page + 1)}>${t('next')}</button>
-          </div>`
-        : null}
+      <${Pager} page=${page} pages=${pages} label=${`${page + 1} / ${pages}`} onPage=${setPage} />
     </section>
     ${shop ? html`<${Schedules} api=${api} shop=${shop} canWrite=${canWrite} />` : null}
   </div>`;
