@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import t from 'tap';
 import { ensureStream } from '../src/infra/jetstream.js';
 import { createLogger } from '../src/logger.js';
-import { startJobConsumer, type Job, type JobOutcome } from '../src/messaging/jobs.js';
+import { startBatchJobConsumer, startJobConsumer, type Job, type JobOutcome } from '../src/messaging/jobs.js';
 import { JobStream } from '../subjects/jobs.js';
 import { provisionInfrastructure } from './support/service.js';
 
@@ -124,4 +124,33 @@ t.test('background jobs wait while the process is busy, and run once it is not',
   t.equal(ran.length, 0, 'not run while the event loop was busy');
   await until(() => ran.length === 1, 5000);
   t.ok(ran[0]! >= quietSince, 'run after the busy time');
+});
+
+t.test('jobs that arrive together come to a batch handler together; each is settled by its own outcome', async (t) => {
+  // Published before the consumer starts, so its first pull brings several at once.
+  for (let i = 0; i < 6; i++) await js.publish(`jobs.fulfillment.batch.${i}`, String(i), { msgID: `batch-${i}` });
+  const batches: string[][] = [];
+  const attempts = new Map<string, number>();
+  const consumer = await startBatchJobConsumer(
+    { nc, log },
+    { durable: 'batch', filter: 'jobs.fulfillment.batch.>', retryScheduleMs: [200], maxAttempts: 5 },
+    (jobs) => {
+      batches.push(jobs.map((job) => job.subject.split('.').at(-1)!));
+      return jobs.map(async (job): Promise<JobOutcome> => {
+        const id = job.subject.split('.').at(-1)!;
+        attempts.set(id, job.attempt);
+        // Job 2 asks to be tried again once; job 4 throws once; the others are done.
+        if (id === '2' && job.attempt === 1) return { kind: 'retry', reason: 'not yet' };
+        if (id === '4' && job.attempt === 1) throw new Error('a failure of this job only');
+        return { kind: 'done' };
+      });
+    },
+  );
+  t.teardown(() => consumer.stop());
+  await until(() => attempts.get('2') === 2 && attempts.get('4') === 2);
+  await sleep(500);
+  t.ok(Math.max(...batches.map((b) => b.length)) > 1, `jobs came in batches (${batches.map((b) => b.join('+')).join(', ')})`);
+  t.same([...attempts].sort(), [['0', 1], ['1', 1], ['2', 2], ['3', 1], ['4', 2], ['5', 1]], 'only the job that asked for it and the one that threw came again');
+  const info = await (await jetstreamManager(nc)).consumers.info(JobStream.name, 'batch');
+  t.same([info.num_pending, info.num_ack_pending], [0, 0], 'every job was acked');
 });

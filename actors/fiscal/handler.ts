@@ -2,7 +2,7 @@ import { derivedUuid } from '../../src/domain/derived-uuid.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
-import { readJob, startJobConsumer, type Job, type JobConsumer, type JobConsumerDeps, type JobOutcome } from '../../src/messaging/jobs.js';
+import { readJob, startBatchJobConsumer, type Job, type JobConsumer, type JobConsumerDeps, type JobOutcome } from '../../src/messaging/jobs.js';
 import { eventSubject } from '../../subjects/events.js';
 import { FiscalJob, FiscalJobFilter, TseOutagePrefix, type FiscalizationSettings, type FiscalLogEntry, type SecurityDeviceModule } from '../../subjects/fiscal.js';
 import { receiptJob } from '../../subjects/receipts.js';
@@ -12,10 +12,11 @@ import * as db from './sql.js';
 /**
  * The fiscal pool: a consumer of the JOBS stream's `fiscal` jobs (src/messaging/jobs.ts), which the
  * checkout process actor writes to the outbox with the change that causes them: `start` when a
- * process is created, `finish` when it ends. For each job it reads what is recorded of the
- * transaction (one statement), asks the provider for what is missing, and records the answer: a
- * start alone, or the finish with the order's fiscalReference, its `fiscalized` event and (final
- * orders) its receipt job, in one statement. A recorded revision makes a repeated job do nothing,
+ * process is created, `finish` when it ends. The jobs that arrive together are one batch: one
+ * statement reads what is recorded of their transactions, the provider is asked for what is
+ * missing (the calls side by side), and one statement records the batch's starts, one its finishes,
+ * each finish with the order's fiscalReference, its `fiscalized` event and (final orders) its
+ * receipt job. A recorded revision makes a repeated job do nothing,
  * and the provider answers a repeated revision with what it signed before, so a worker that died
  * between the answer and its ack costs no second signature.
  *
@@ -47,13 +48,43 @@ export interface FiscalJobsDeps {
 export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
   const { sql, log, providers, eventsWritten } = deps;
 
-  const handle = async (job: Job): Promise<JobOutcome> => {
-    const parsed = readJob(FiscalJob, job, log, 'fiscal job');
-    if (!parsed) return { kind: 'done' };
+  /**
+   * A batch of jobs (those that arrived together) costs one read, the provider's calls (side by
+   * side; the local signer signs them in one transaction), one statement for the starts and one
+   * for the finishes, whatever its size.
+   */
+  const handleBatch = async (jobs: readonly Job[]): Promise<JobOutcome[]> => {
+    const parsed = jobs.map((job) => readJob(FiscalJob, job, log, 'fiscal job'));
+    const states = await db.readTransactions(sql, parsed.flatMap((p) => (p ? [{ project: p.project, processId: p.processID }] : [])));
+    // One job per process and step does the work; a start whose finish is in the batch leaves it to the finish, which starts first.
+    const taken = new Set<string>();
+    const decisions = await Promise.all(
+      jobs.map((job, i): Promise<Decided> | Decided => {
+        const p = parsed[i];
+        if (!p) return { outcome: { kind: 'done' } };
+        const key = db.processKey(p.project, p.processID);
+        const finishing = p.step === 'start' && parsed.some((other) => other && other.step !== 'start' && db.processKey(other.project, other.processID) === key);
+        if (finishing) return { outcome: { kind: 'done' } };
+        if (taken.has(`${key}/${p.step}`)) return { outcome: { kind: 'retry', reason: 'the same job is being done by another delivery' } };
+        taken.add(`${key}/${p.step}`);
+        return decide(job, p, states.get(key));
+      }),
+    );
+    await db.recordStarts(sql, decisions.flatMap((d) => (d.start ? [d.start] : [])));
+    const recorded = await db.recordFinishes(sql, decisions.flatMap((d) => (d.finish ? [d.finish.record] : [])));
+    if (recorded.size) eventsWritten();
+    for (const { finish } of decisions) {
+      if (finish?.error && recorded.has(db.processKey(finish.record.project, finish.record.processId))) log.error(finish.error.context, 'sale recorded without a TSE signature');
+    }
+    return decisions.map((d) => d.outcome);
+  };
+
+  /** What one job asks the provider, and what it leaves to record. */
+  const decide = async (job: Job, parsed: FiscalJob, state: db.TransactionState | undefined): Promise<Decided> => {
     const { project, processID, shopID, step } = parsed;
-    const state = await db.readTransaction(sql, project, processID);
-    if (!state?.fiscal_provider) return { kind: 'done' };
-    if (state.finish_log || (step === 'start' && state.start_log)) return { kind: 'done' };
+    const done: Decided = { outcome: { kind: 'done' } };
+    if (!state?.fiscal_provider) return done;
+    if (state.finish_log || (step === 'start' && state.start_log)) return done;
     const providerName = state.fiscal_provider;
     const address = transactionAddress(project, processID, shopID, state.fiscalization ?? undefined);
     const context = { project, processID, step, provider: providerName };
@@ -64,26 +95,32 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
       state.start_log && state.device && state.transaction_number !== null
         ? { device: state.device, transactionNumber: state.transaction_number, log: { ...state.start_log, time: '', signature: state.start_log.signature ?? '' } }
         : undefined;
+    const startedBefore = started !== undefined;
     let result: ProviderResult<unknown> | undefined;
     if (!started) {
       const answer: ProviderResult<StartedTransaction> = provider ? await provider.start(address) : unavailable(providerName);
       if (answer.kind === 'signed') started = answer.value;
       else result = answer;
     }
-    const recordStarted = (s: StartedTransaction) =>
-      db.recordStart(sql, { project, processId: processID, shopId: shopID, provider: providerName, device: s.device, clientSerial: address.clientSerialNumber, transactionNumber: s.transactionNumber, log: logEntry(s.log) });
+    const startRecord = (s: StartedTransaction): db.StartRecord => ({
+      project,
+      processId: processID,
+      shopId: shopID,
+      provider: providerName,
+      device: s.device,
+      clientSerial: address.clientSerialNumber,
+      transactionNumber: s.transactionNumber,
+      log: logEntry(s.log),
+    });
 
     if (step === 'start') {
-      if (started) {
-        await recordStarted(started);
-        return { kind: 'done' };
-      }
+      if (started) return { outcome: { kind: 'done' }, start: startRecord(started) };
       if (job.lastAttempt || result!.kind === 'failed') {
         // The finish starts the transaction itself, or records the outage.
         log.error({ ...context, reason: reasonOf(result!) }, 'TSE start failed; the finish will try again');
-        return { kind: 'done' };
+        return done;
       }
-      return retry(result!, job, context);
+      return { outcome: retry(result!, job, context) };
     }
 
     let finished: StartedTransaction | undefined;
@@ -103,8 +140,7 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
         };
     if (!finished && parsed.unsignable === undefined && !job.lastAttempt && result!.kind === 'retry') {
       // Kept, so the next attempt finishes what is started instead of starting it again.
-      if (started) await recordStarted(started);
-      return retry(result!, job, context);
+      return { outcome: retry(result!, job, context), ...(started && !startedBefore ? { start: startRecord(started) } : {}) };
     }
     const device = finished?.device ?? started?.device ?? (await db.lastDevice(sql, project)) ?? UnknownDevice;
     const reference = {
@@ -114,7 +150,7 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
       logs: [...(started ? [logEntry(started.log)] : []), finishEntry],
     };
     const at = new Date().toISOString();
-    const recorded = await db.recordFinish(sql, {
+    const record: db.FinishRecord = {
       project,
       processId: processID,
       shopId: shopID,
@@ -122,18 +158,17 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
       reference,
       event: { subject: eventSubject(project, 'order', processID, 'fiscalized'), envelope: { project, id: processID, version: state.version, at, event: 'fiscalized' } },
       receiptJob: receiptJob(project, processID),
-    });
-    if (recorded) {
-      eventsWritten();
-      if (finishEntry.error) log.error({ ...context, attempts: job.attempt, error: finishEntry.error }, 'sale recorded without a TSE signature');
-    }
-    return { kind: 'done' };
+    };
+    return { outcome: { kind: 'done' }, finish: { record, ...(finishEntry.error ? { error: { context: { ...context, attempts: job.attempt, error: finishEntry.error } } } : {}) } };
   };
 
-  return startJobConsumer(
+  return startBatchJobConsumer(
     { nc: deps.nc, log, metrics: deps.metrics },
     { durable: 'fiscal', filter: FiscalJobFilter, retryScheduleMs: deps.retryScheduleMs, maxAttempts: deps.maxAttempts, concurrency: deps.concurrency },
-    handle,
+    (jobs) => {
+      const outcomes = handleBatch(jobs);
+      return jobs.map((_, i) => outcomes.then((all) => all[i]!));
+    },
   );
 
   function retry(result: ProviderResult<unknown>, job: Job, context: Record<string, unknown>): JobOutcome {
@@ -142,6 +177,13 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
     const afterMs = result.kind === 'retry' ? result.afterMs : undefined;
     return { kind: 'retry', reason, ...(afterMs === undefined ? {} : { afterMs }) };
   }
+}
+
+/** A job's outcome, with the start or finish it leaves to the batch's statements. */
+interface Decided {
+  outcome: JobOutcome;
+  start?: db.StartRecord;
+  finish?: { record: db.FinishRecord; error?: { context: Record<string, unknown> } };
 }
 
 /** The device an outage names when the project's TSE never answered. */

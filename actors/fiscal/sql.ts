@@ -15,15 +15,26 @@ export interface TransactionState {
   finish_log: FiscalLogEntry | null;
 }
 
-/** The process's provider and version, the project's TSE settings and what is recorded of the transaction, in one read. */
-export async function readTransaction(sql: Sql, project: string, processId: string): Promise<TransactionState | undefined> {
-  const [row] = await sql<TransactionState[]>`
-    select p.fiscal_provider, p.version, s.fiscalization, t.device, t.transaction_number::int as transaction_number, t.start_log, t.finish_log
-    from checkout_processes p
+/** A process of a batch of jobs: `<project>/<process id>`. */
+export function processKey(project: string, processId: string): string {
+  return `${project}/${processId}`;
+}
+
+/**
+ * For each process of a batch of jobs (by processKey): its provider and version, the project's TSE
+ * settings and what is recorded of its transaction, in one read. A process that does not exist has
+ * no entry.
+ */
+export async function readTransactions(sql: Sql, processes: ReadonlyArray<{ project: string; processId: string }>): Promise<Map<string, TransactionState>> {
+  if (!processes.length) return new Map();
+  const rows = await sql<Array<TransactionState & { project: string; process_id: string }>>`
+    select p.project, p.id as process_id, p.fiscal_provider, p.version, s.fiscalization, t.device, t.transaction_number::int as transaction_number, t.start_log, t.finish_log
+    from json_to_recordset(${JSON.stringify(processes.map((p) => ({ project: p.project, process_id: p.processId })))}::text::json)
+      as i(project text, process_id text collate "C")
+    join checkout_processes p on p.project = i.project and p.id = i.process_id
     left join project_settings s on s.project = p.project
-    left join fiscal_transactions t on t.project = p.project and t.process_id = p.id
-    where p.project = ${project} and p.id = ${processId}`;
-  return row;
+    left join fiscal_transactions t on t.project = p.project and t.process_id = p.id`;
+  return new Map(rows.map(({ project, process_id, ...state }) => [processKey(project, process_id), state]));
 }
 
 export interface StartRecord {
@@ -37,12 +48,24 @@ export interface StartRecord {
   log: FiscalLogEntry;
 }
 
-/** Records a signed start, unless one is recorded already. */
-export async function recordStart(sql: Sql, r: StartRecord): Promise<void> {
+/** Records signed starts (one statement for a batch), each unless one is recorded already. At most one per process. */
+export async function recordStarts(sql: Sql, records: readonly StartRecord[]): Promise<void> {
+  if (!records.length) return;
+  const input = records.map((r) => ({
+    project: r.project,
+    process_id: r.processId,
+    shop_id: r.shopId,
+    provider: r.provider,
+    device: r.device,
+    client_serial: r.clientSerial,
+    transaction_number: r.transactionNumber,
+    start_log: r.log,
+  }));
   await sql`
     insert into fiscal_transactions (project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, started_at)
-    values (${r.project}, ${r.processId}, ${r.shopId}, ${r.provider}, ${JSON.stringify(r.device)}::text::jsonb, ${r.clientSerial},
-            ${r.transactionNumber}, ${JSON.stringify(r.log)}::text::jsonb, now())
+    select project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, now()
+    from json_to_recordset(${JSON.stringify(input)}::text::json) as i(
+      project text, process_id text collate "C", shop_id text collate "C", provider text, device jsonb, client_serial text, transaction_number bigint, start_log jsonb)
     on conflict (project, process_id) do update
       set device = excluded.device, client_serial = excluded.client_serial, transaction_number = excluded.transaction_number,
           start_log = excluded.start_log, started_at = excluded.started_at
@@ -62,46 +85,72 @@ export interface FinishRecord {
 }
 
 /**
- * Records a finished transaction, once: the transaction row, the order's fiscalReference (the
- * order document gets it as its last member, its text otherwise untouched), and the `fiscalized`
- * event and a final order's receipt job in the outbox, all in one statement. False when the finish
- * was recorded already (a repeated job): then nothing is written.
+ * Records finished transactions (one statement for a batch, at most one per process), each once:
+ * the transaction row, the order's fiscalReference (the order document gets it as its last member,
+ * its text otherwise untouched), and the `fiscalized` event and a final order's receipt job in the
+ * outbox, in the order of the records. Answers the processKeys of those recorded now; a finish
+ * recorded before (a repeated job) writes nothing.
  */
-export async function recordFinish(sql: Sql, r: FinishRecord): Promise<boolean> {
-  // The finish is the last log; a transaction the TSE never started has no other.
-  const finish = r.reference.logs.at(-1)!;
-  const start = r.reference.logs.length > 1 ? r.reference.logs[0] : undefined;
-  const reference = JSON.stringify(r.reference);
-  const [row] = await sql<{ recorded: boolean }[]>`
-    with tx as (
+export async function recordFinishes(sql: Sql, records: readonly FinishRecord[]): Promise<Set<string>> {
+  if (!records.length) return new Set();
+  const input = records.map((r, n) => {
+    // The finish is the last log; a transaction the TSE never started has no other.
+    const finish = r.reference.logs.at(-1)!;
+    const start = r.reference.logs.length > 1 ? r.reference.logs[0] : null;
+    return {
+      n,
+      project: r.project,
+      process_id: r.processId,
+      shop_id: r.shopId,
+      provider: r.provider,
+      device: r.reference.securityDeviceModule,
+      client_serial: r.reference.clientSerialNumber,
+      transaction_number: r.reference.transactionNumber,
+      start_log: start,
+      finish_log: finish,
+      reference: JSON.stringify(r.reference),
+      event_subject: r.event.subject,
+      envelope: JSON.stringify(r.event.envelope),
+      receipt_subject: r.receiptJob.subject,
+      receipt_payload: r.receiptJob.payload,
+      receipt_msg_id: r.receiptJob.msgId ?? null,
+    };
+  });
+  const rows = await sql<Array<{ project: string; process_id: string }>>`
+    with input as (
+      select * from json_to_recordset(${JSON.stringify(input)}::text::json) as i(
+        n int, project text, process_id text collate "C", shop_id text collate "C", provider text, device jsonb, client_serial text,
+        transaction_number bigint, start_log jsonb, finish_log jsonb, reference text, event_subject text, envelope text,
+        receipt_subject text, receipt_payload json, receipt_msg_id text)
+    ), tx as (
       insert into fiscal_transactions (project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, started_at, finished_at)
-      values (${r.project}, ${r.processId}, ${r.shopId}, ${r.provider}, ${JSON.stringify(r.reference.securityDeviceModule)}::text::jsonb,
-              ${r.reference.clientSerialNumber}, ${r.reference.transactionNumber}, ${start ? JSON.stringify(start) : null}::text::jsonb,
-              ${JSON.stringify(finish)}::text::jsonb, now(), now())
+      select project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, now(), now()
+      from input order by n
       on conflict (project, process_id) do update
         set device = excluded.device, client_serial = excluded.client_serial, transaction_number = excluded.transaction_number,
             start_log = coalesce(fiscal_transactions.start_log, excluded.start_log), finish_log = excluded.finish_log, finished_at = excluded.finished_at
         where fiscal_transactions.finish_log is null
-      returning 1
+      returning project, process_id
     ), ordered as (
-      update orders set doc = (left(doc::text, -1) || ',"fiscalReference":' || ${reference}::text || '}')::json, fiscal_pending = false
-      where project = ${r.project} and id = ${r.processId} and fiscal_pending and exists (select from tx)
-      returning state, json_build_object('id', id, 'state', state, 'shopID', shop_id, 'sequenceNumber', sequence_number,
-        'finalizedAt', doc -> 'finalizedAt', 'paidAmount', doc -> 'paidAmount', 'currency', doc -> 'currency', 'links', doc -> 'links') as summary
+      update orders o set doc = (left(o.doc::text, -1) || ',"fiscalReference":' || i.reference || '}')::json, fiscal_pending = false
+      from input i join tx on tx.project = i.project and tx.process_id = i.process_id
+      where o.project = i.project and o.id = i.process_id and o.fiscal_pending
+      returning i.n, o.state, i.event_subject, i.envelope, i.reference, i.receipt_subject, i.receipt_payload, i.receipt_msg_id,
+        json_build_object('id', o.id, 'state', o.state, 'shopID', o.shop_id, 'sequenceNumber', o.sequence_number,
+          'finalizedAt', o.doc -> 'finalizedAt', 'paidAmount', o.doc -> 'paidAmount', 'currency', o.doc -> 'currency', 'links', o.doc -> 'links') as summary
     ), published as (
       insert into outbox (subject, payload, msg_id)
       select subject, payload, msg_id from (
-        select 1 as n, ${r.event.subject}::text as subject,
-               (left(${JSON.stringify(r.event.envelope)}::text, -1) || ',"order":' || summary::text || ',"fiscalReference":' || ${reference}::text || '}')::json as payload,
+        select n, 1 as k, event_subject as subject,
+               (left(envelope, -1) || ',"order":' || summary::text || ',"fiscalReference":' || reference || '}')::json as payload,
                null::text as msg_id
         from ordered
         union all
-        select 2, ${r.receiptJob.subject}::text, ${JSON.stringify(r.receiptJob.payload)}::text::json, ${r.receiptJob.msgId ?? null}::text
-        from ordered where state = 'final'
-      ) e order by n
+        select n, 2, receipt_subject, receipt_payload, receipt_msg_id from ordered where state = 'final'
+      ) e order by n, k
     )
-    select exists (select from tx) as recorded`;
-  return row!.recorded;
+    select project, process_id from tx`;
+  return new Set(rows.map((r) => processKey(r.project, r.process_id)));
 }
 
 /** The device the project's transactions were last signed by (an outage's log names it). */

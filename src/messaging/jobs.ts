@@ -121,7 +121,19 @@ export interface JobConsumerDeps {
   metrics?: Pick<Metrics, 'jobsExhausted'>;
 }
 
-export async function startJobConsumer(deps: JobConsumerDeps, spec: JobConsumerSpec, handler: (job: Job) => Promise<JobOutcome>): Promise<JobConsumer> {
+/** A consumer whose handler takes one job at a time (the jobs it is given at once run side by side). */
+export function startJobConsumer(deps: JobConsumerDeps, spec: JobConsumerSpec, handler: (job: Job) => Promise<JobOutcome>): Promise<JobConsumer> {
+  return startBatchJobConsumer(deps, spec, (jobs) => jobs.map(handler));
+}
+
+/**
+ * A consumer whose handler takes the jobs that arrived together (one read of the socket, at most
+ * `concurrency`) as one batch, and answers one outcome per job, in order: a handler can then read
+ * and record a batch in one statement each instead of one per job. Each job is acked (or tried
+ * again) as soon as its own outcome is known; one whose outcome is an error is tried again on the
+ * schedule.
+ */
+export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobConsumerSpec, handler: (jobs: Job[]) => Array<Promise<JobOutcome>>): Promise<JobConsumer> {
   const { nc, log, metrics } = deps;
   const exhausted = { kind: jobKindOf(spec.filter) };
   await ensureConsumer(nc, spec);
@@ -137,48 +149,88 @@ export async function startJobConsumer(deps: JobConsumerDeps, spec: JobConsumerS
   const load = spec.yieldAboveBusyShare === undefined ? undefined : watchEventLoop();
   let stopping = false;
 
-  const run = async (msg: JsMsg) => {
-    const attempt = msg.info.deliveryCount;
-    const job: Job = {
-      subject: msg.subject,
-      data: msg.data,
-      attempt,
-      lastAttempt: attempt >= spec.maxAttempts,
-      msgId: msg.headers?.get('Nats-Msg-Id') ?? '',
-    };
-    const heartbeat = setInterval(() => msg.working(), heartbeatMs);
+  const settle = (msg: JsMsg, job: Job, outcome: JobOutcome) => {
+    const { attempt } = job;
+    if (outcome.kind === 'done') return msg.ack();
+    if (job.lastAttempt) {
+      log.error({ subject: job.subject, attempt, reason: outcome.reason }, 'job gave up after its last attempt');
+      metrics?.jobsExhausted.inc(exhausted);
+      return msg.term(outcome.reason);
+    }
+    msg.nak(Math.max(outcome.afterMs ?? 0, retryDelay(spec.retryScheduleMs, attempt)));
+  };
+
+  const fail = (msg: JsMsg, job: Job, err: unknown) => {
+    if (job.lastAttempt) {
+      log.error({ err, subject: job.subject, attempt: job.attempt }, 'job failed on its last attempt');
+      metrics?.jobsExhausted.inc(exhausted);
+      return msg.term('failed on its last attempt');
+    }
+    log.warn({ err, subject: job.subject, attempt: job.attempt }, 'job failed; it will be tried again');
+    msg.nak(retryDelay(spec.retryScheduleMs, job.attempt));
+  };
+
+  const run = async (batch: JsMsg[]) => {
+    const jobs = batch.map((msg): Job => {
+      const attempt = msg.info.deliveryCount;
+      return { subject: msg.subject, data: msg.data, attempt, lastAttempt: attempt >= spec.maxAttempts, msgId: msg.headers?.get('Nats-Msg-Id') ?? '' };
+    });
+    const heartbeats = batch.map((msg) => setInterval(() => msg.working(), heartbeatMs));
     try {
       // Yields while the process is busy, but not forever: a job waits at most YieldAtMostMs.
       for (let waited = 0; load && load.busyShare() > spec.yieldAboveBusyShare! && waited < YieldAtMostMs && !stopping; waited += LoadPeriodMs) {
         await sleep(LoadPeriodMs);
       }
-      const outcome = await handler(job);
-      if (outcome.kind === 'done') return msg.ack();
-      if (job.lastAttempt) {
-        log.error({ subject: job.subject, attempt, reason: outcome.reason }, 'job gave up after its last attempt');
-        metrics?.jobsExhausted.inc(exhausted);
-        return msg.term(outcome.reason);
+      let outcomes: Array<Promise<JobOutcome>>;
+      try {
+        outcomes = handler(jobs);
+      } catch (err) {
+        outcomes = jobs.map(() => Promise.reject(err));
       }
-      msg.nak(Math.max(outcome.afterMs ?? 0, retryDelay(spec.retryScheduleMs, attempt)));
-    } catch (err) {
-      if (job.lastAttempt) {
-        log.error({ err, subject: job.subject, attempt }, 'job failed on its last attempt');
-        metrics?.jobsExhausted.inc(exhausted);
-        return msg.term('failed on its last attempt');
-      }
-      log.warn({ err, subject: job.subject, attempt }, 'job failed; it will be tried again');
-      msg.nak(retryDelay(spec.retryScheduleMs, attempt));
+      await Promise.all(
+        batch.map((msg, i) =>
+          (outcomes[i] ?? Promise.reject(new Error('the handler answered no outcome for this job')))
+            .then((outcome) => settle(msg, jobs[i]!, outcome), (err: unknown) => fail(msg, jobs[i]!, err))
+            .finally(() => {
+              clearInterval(heartbeats[i]);
+              jobEnded();
+            }),
+        ),
+      );
     } finally {
-      clearInterval(heartbeat);
+      heartbeats.forEach(clearInterval);
     }
   };
 
+  // Jobs taken and not yet settled; the loop waits for one to end when `concurrency` are.
+  let inFlight = 0;
+  let oneEnded: (() => void) | undefined;
+  function jobEnded() {
+    inFlight--;
+    oneEnded?.();
+  }
+
+  // The messages of one read of the socket come one microtask after another: gathered until the
+  // next turn of the event loop, they make one batch.
+  let gathering: JsMsg[] | undefined;
   const loop = (async () => {
     for await (const msg of messages) {
-      const work = run(msg).finally(() => running.delete(work));
-      running.add(work);
+      inFlight++;
+      if (!gathering) {
+        const batch: JsMsg[] = (gathering = []);
+        setImmediate(() => {
+          if (gathering === batch) gathering = undefined;
+          const work = run(batch).finally(() => running.delete(work));
+          running.add(work);
+        });
+      }
+      gathering.push(msg);
       // The pull keeps `concurrency` jobs buffered; do not take more than that at once.
-      if (running.size >= concurrency) await Promise.race(running);
+      if (inFlight >= concurrency) {
+        gathering = undefined;
+        while (inFlight >= concurrency) await new Promise<void>((resolve) => (oneEnded = resolve));
+        oneEnded = undefined;
+      }
     }
   })();
 
@@ -188,6 +240,7 @@ export async function startJobConsumer(deps: JobConsumerDeps, spec: JobConsumerS
       load?.stop();
       await messages.close();
       await loop;
+      await new Promise((resolve) => setImmediate(resolve));
       await Promise.allSettled([...running]);
     },
   };
