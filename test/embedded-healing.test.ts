@@ -50,7 +50,11 @@ async function killAndWatch(t: Test, base: string, token: string, pidFile: strin
   const calls: Seen[] = [];
   const healths: Seen[] = [];
   const sent: Array<Promise<unknown>> = [];
-  const downSeen = () => calls.some((c) => c.status === 503) && healths.some((h) => h.status === 503 && h.body?.embedded?.[part]);
+  // A worker runs a repeatable request again (after 100 ms, then 300 ms) when it found the database
+  // unreachable: an embedded Postgres back within that time carries the calls over with 200. So for
+  // postgres, /health naming the outage is what must be seen; for nats, a call's 503 too.
+  const callSeenDown = () => part === 'postgres' || calls.some((c) => c.status === 503);
+  const downSeen = () => callSeenDown() && healths.some((h) => h.status === 503 && h.body?.embedded?.[part]);
   const deadline = Date.now() + 30_000;
   // Requests go out every 50 ms without waiting for each other: one that waits out a timeout must
   // not hide the moments around it.
@@ -73,7 +77,7 @@ async function killAndWatch(t: Test, base: string, token: string, pidFile: strin
     'every call during the outage is 200 or 503, never 500',
   );
   const unavailable = calls.filter((c) => c.status === 503);
-  t.ok(unavailable.length > 0, 'calls during the outage answer 503');
+  if (part === 'nats') t.ok(unavailable.length > 0, 'calls during the outage answer 503');
   t.ok(
     unavailable.every((c) => c.body?.type === 'service_unavailable' && Number(c.retryAfter) > 0),
     'each 503 is service_unavailable with Retry-After',
