@@ -22,6 +22,8 @@ export interface FlowStep<C> {
 
 export interface FlowDefinition<C> {
   start(): C;
+  /** True once the flow has nothing left to do (a scenario that ran out of fresh orders): its clients stop, and its time ends there. */
+  exhausted?(): boolean;
   steps: readonly FlowStep<C>[];
 }
 
@@ -129,7 +131,7 @@ async function drive<C>(send: Send, flow: FlowDefinition<C>, concurrency: number
   const started = performance.now();
   const until = started + seconds * 1000;
   const client = async () => {
-    while (performance.now() < until) {
+    while (performance.now() < until && !flow.exhausted?.()) {
       const context = flow.start();
       try {
         for (const [index, step] of flow.steps.entries()) {
