@@ -221,7 +221,14 @@ t.test('the cache answers from memory: a write that bypasses the version trigger
 t.test('every catalog table stamps its project, in the writing transaction, and only when rows change', async (t) => {
   const tables = ['products', 'product_codes', 'product_plus', 'category_prices', 'legacy_prices', 'pricing_categories', 'pricing_category_shops', 'shops', 'project_settings'];
   await apply({ kind: 'legacyPrice', sku: 'P0', listPrice: 100, customerCardPrice: 90 });
-  await apply({ kind: 'product', sku: 'P2', taxCategory: 'reduced', saleStop: false, deposit: false, code: Codes[2]!, plu: Plus[0]! });
+  // A product of its own, with a code and a PLU no random write above uses (a PLU is unique in a
+  // project: one the random writes gave another product would refuse this one, leaving no code row).
+  await ok(
+    svc.request('PUT', `${p}/products/sku/STAMPS`, {
+      token: admin,
+      body: { sku: 'STAMPS', name: 'Stempel', taxCategory: 'reduced', codes: [{ code: ean('400000000099') }], pluSet: ['7777'] },
+    }),
+  );
   await apply({ kind: 'categoryShops', shops: ['c1', 'c2'] });
   for (const table of tables) {
     const count = await svc.sql<{ n: number }[]>`select count(*)::int as n from ${svc.sql(table)} where project = ${TestProject}`;
