@@ -57,14 +57,14 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
     const parsed = jobs.map((job) => readJob(FiscalJob, job, log, 'fiscal job'));
     const states = await db.readTransactions(sql, parsed.flatMap((p) => (p ? [{ project: p.project, processId: p.processID }] : [])));
     // One job per process and step does the work; a start whose finish is in the batch leaves it to the finish, which starts first.
+    const finishing = new Set(parsed.flatMap((p) => (p && p.step !== 'start' ? [db.processKey(p.project, p.processID)] : [])));
     const taken = new Set<string>();
     const decisions = await Promise.all(
       jobs.map((job, i): Promise<Decided> | Decided => {
         const p = parsed[i];
         if (!p) return { outcome: { kind: 'done' } };
         const key = db.processKey(p.project, p.processID);
-        const finishing = p.step === 'start' && parsed.some((other) => other && other.step !== 'start' && db.processKey(other.project, other.processID) === key);
-        if (finishing) return { outcome: { kind: 'done' } };
+        if (p.step === 'start' && finishing.has(key)) return { outcome: { kind: 'done' } };
         if (taken.has(`${key}/${p.step}`)) return { outcome: { kind: 'retry', reason: 'the same job is being done by another delivery' } };
         taken.add(`${key}/${p.step}`);
         return decide(job, p, states.get(key));
@@ -74,7 +74,7 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
     const recorded = await db.recordFinishes(sql, decisions.flatMap((d) => (d.finish ? [d.finish.record] : [])));
     if (recorded.size) eventsWritten();
     for (const { finish } of decisions) {
-      if (finish?.error && recorded.has(db.processKey(finish.record.project, finish.record.processId))) log.error(finish.error.context, 'sale recorded without a TSE signature');
+      if (finish?.outage && recorded.has(db.processKey(finish.record.project, finish.record.processId))) log.error(finish.outage, 'sale recorded without a TSE signature');
     }
     return decisions.map((d) => d.outcome);
   };
@@ -159,7 +159,7 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
       event: { subject: eventSubject(project, 'order', processID, 'fiscalized'), envelope: { project, id: processID, version: state.version, at, event: 'fiscalized' } },
       receiptJob: receiptJob(project, processID),
     };
-    return { outcome: { kind: 'done' }, finish: { record, ...(finishEntry.error ? { error: { context: { ...context, attempts: job.attempt, error: finishEntry.error } } } : {}) } };
+    return { outcome: { kind: 'done' }, finish: { record, ...(finishEntry.error ? { outage: { ...context, attempts: job.attempt, error: finishEntry.error } } : {}) } };
   };
 
   return startBatchJobConsumer(
@@ -183,7 +183,8 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
 interface Decided {
   outcome: JobOutcome;
   start?: db.StartRecord;
-  finish?: { record: db.FinishRecord; error?: { context: Record<string, unknown> } };
+  /** `outage`: the log line's context when the finish is recorded unsigned. */
+  finish?: { record: db.FinishRecord; outage?: Record<string, unknown> };
 }
 
 /** The device an outage names when the project's TSE never answered. */

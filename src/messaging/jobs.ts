@@ -175,31 +175,28 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
       const attempt = msg.info.deliveryCount;
       return { subject: msg.subject, data: msg.data, attempt, lastAttempt: attempt >= spec.maxAttempts, msgId: msg.headers?.get('Nats-Msg-Id') ?? '' };
     });
+    // Each job's heartbeat stops, and its place frees, when its own outcome is settled.
     const heartbeats = batch.map((msg) => setInterval(() => msg.working(), heartbeatMs));
-    try {
-      // Yields while the process is busy, but not forever: a job waits at most YieldAtMostMs.
-      for (let waited = 0; load && load.busyShare() > spec.yieldAboveBusyShare! && waited < YieldAtMostMs && !stopping; waited += LoadPeriodMs) {
-        await sleep(LoadPeriodMs);
-      }
-      let outcomes: Array<Promise<JobOutcome>>;
-      try {
-        outcomes = handler(jobs);
-      } catch (err) {
-        outcomes = jobs.map(() => Promise.reject(err));
-      }
-      await Promise.all(
-        batch.map((msg, i) =>
-          (outcomes[i] ?? Promise.reject(new Error('the handler answered no outcome for this job')))
-            .then((outcome) => settle(msg, jobs[i]!, outcome), (err: unknown) => fail(msg, jobs[i]!, err))
-            .finally(() => {
-              clearInterval(heartbeats[i]);
-              jobEnded();
-            }),
-        ),
-      );
-    } finally {
-      heartbeats.forEach(clearInterval);
+    // Yields while the process is busy, but not forever: a job waits at most YieldAtMostMs.
+    for (let waited = 0; load && load.busyShare() > spec.yieldAboveBusyShare! && waited < YieldAtMostMs && !stopping; waited += LoadPeriodMs) {
+      await sleep(LoadPeriodMs);
     }
+    let outcomes: Array<Promise<JobOutcome>>;
+    try {
+      outcomes = handler(jobs);
+    } catch (err) {
+      outcomes = jobs.map(() => Promise.reject(err));
+    }
+    await Promise.all(
+      batch.map((msg, i) =>
+        (outcomes[i] ?? Promise.reject(new Error('the handler answered no outcome for this job')))
+          .then((outcome) => settle(msg, jobs[i]!, outcome), (err: unknown) => fail(msg, jobs[i]!, err))
+          .finally(() => {
+            clearInterval(heartbeats[i]);
+            jobEnded();
+          }),
+      ),
+    );
   };
 
   // Jobs taken and not yet settled; the loop waits for one to end when `concurrency` are.
