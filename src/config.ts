@@ -67,7 +67,7 @@ const Environment = z
     FULFILLMENT_CALLERS: variable(z.coerce.number().int().min(0).max(256).default(16)),
     FISCAL_RETRY_SCHEDULE_MS: variable(milliseconds('1000,2000,5000', '1000,2000,5000,15000,60000,300000')),
     FISCAL_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(18)),
-    FISCAL_SIGNERS: variable(z.coerce.number().int().min(0).max(256).default(16)),
+    FISCAL_SIGNERS: variable(z.coerce.number().int().min(0).max(256).default(64)),
     FISCAL_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(10_000)),
     SHUTDOWN_GRACE_MS: variable(z.coerce.number().int().min(0).default(10_000)),
     SHUTDOWN_DELAY_MS: variable(z.coerce.number().int().min(0).default(0)),

@@ -154,3 +154,30 @@ t.test('jobs that arrive together come to a batch handler together; each is sett
   const info = await (await jetstreamManager(nc)).consumers.info(JobStream.name, 'batch');
   t.same([info.num_pending, info.num_ack_pending], [0, 0], 'every job was acked');
 });
+
+t.test('with gatherMs, jobs published one after another within it make one batch; stopping starts a batch still gathering', async (t) => {
+  const batches: string[][] = [];
+  const consumer = await startBatchJobConsumer(
+    { nc, log },
+    { durable: 'gather', filter: 'jobs.fulfillment.gather.>', retryScheduleMs: [200], maxAttempts: 5, gatherMs: 400 },
+    (jobs) => {
+      batches.push(jobs.map((job) => job.subject.split('.').at(-1)!));
+      return jobs.map(async (): Promise<JobOutcome> => ({ kind: 'done' }));
+    },
+  );
+  // Each publish waits for the stream's ack: the jobs reach the consumer in separate reads.
+  for (let i = 0; i < 4; i++) {
+    await js.publish(`jobs.fulfillment.gather.${i}`, String(i), { msgID: `gather-${i}` });
+    await sleep(30);
+  }
+  await until(() => batches.length > 0);
+  t.same(batches, [['0', '1', '2', '3']], 'the four jobs came as one batch');
+
+  await js.publish('jobs.fulfillment.gather.last', 'last', { msgID: 'gather-last' });
+  await sleep(100); // delivered, and waiting for its batch to start
+  t.equal(batches.length, 1, 'the last job is still gathering');
+  await consumer.stop();
+  t.same(batches[1], ['last'], 'stop started it');
+  const info = await (await jetstreamManager(nc)).consumers.info(JobStream.name, 'gather');
+  t.same([info.num_pending, info.num_ack_pending], [0, 0], 'every job was acked');
+});

@@ -15,8 +15,8 @@ import * as db from './sql.js';
  * process is created, `finish` when it ends. The jobs that arrive together are one batch: one
  * statement reads what is recorded of their transactions, the provider is asked for what is
  * missing (the calls side by side), and one statement records the batch's starts, one its finishes,
- * each finish with the order's fiscalReference, its `fiscalized` event and (final orders) its
- * receipt job. A recorded revision makes a repeated job do nothing,
+ * each finish with the order's fiscalReference (kept with the transaction; readers add it to the
+ * order), its `fiscalized` event and (final orders) its receipt job. A recorded revision makes a repeated job do nothing,
  * and the provider answers a repeated revision with what it signed before, so a worker that died
  * between the answer and its ack costs no second signature.
  *
@@ -164,7 +164,14 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
 
   return startBatchJobConsumer(
     { nc: deps.nc, log, metrics: deps.metrics },
-    { durable: 'fiscal', filter: FiscalJobFilter, retryScheduleMs: deps.retryScheduleMs, maxAttempts: deps.maxAttempts, concurrency: deps.concurrency },
+    {
+      durable: 'fiscal',
+      filter: FiscalJobFilter,
+      retryScheduleMs: deps.retryScheduleMs,
+      maxAttempts: deps.maxAttempts,
+      concurrency: deps.concurrency,
+      gatherMs: BatchGatherMs,
+    },
     (jobs) => {
       const outcomes = handleBatch(jobs);
       return jobs.map((_, i) => outcomes.then((all) => all[i]!));
@@ -178,6 +185,14 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
     return { kind: 'retry', reason, ...(afterMs === undefined ? {} : { afterMs }) };
   }
 }
+
+/**
+ * How long a batch waits for more jobs after its first. A batch costs about the same whatever its
+ * size (a read, a signing transaction, two records), and nobody waits for a signature on the HTTP
+ * path: at 150 sales a second, 20 ms make batches of six instead of two, and cut the Postgres work
+ * of signing by half (README "Fiscalization", the bench figures).
+ */
+const BatchGatherMs = 20;
 
 /** A job's outcome, with the start or finish it leaves to the batch's statements. */
 interface Decided {

@@ -58,6 +58,13 @@ export interface JobConsumerSpec {
   /** Jobs one process runs at once (default 16). */
   concurrency?: number;
   /**
+   * How long a batch waits, after its first job, for more (at most `concurrency` in all). Unset:
+   * a batch is the jobs of one read of the socket. A handler whose batch costs the same whatever
+   * its size (one statement each for reading and recording it) trades this much delay for fewer
+   * batches.
+   */
+  gatherMs?: number;
+  /**
    * Background work that can wait: a job starts only while the process's event loop was busy for
    * at most this share of the last half second (0..1), so that it yields to the requests the
    * process answers (each job waits at most half a minute for that). Unset: jobs start as they come.
@@ -170,13 +177,18 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
     msg.nak(retryDelay(spec.retryScheduleMs, job.attempt));
   };
 
-  const run = async (batch: JsMsg[]) => {
-    const jobs = batch.map((msg): Job => {
+  /** A delivered job: from its arrival until its outcome is settled, kept in progress (`working`). */
+  interface Taken {
+    msg: JsMsg;
+    heartbeat: NodeJS.Timeout;
+  }
+  const take = (msg: JsMsg): Taken => ({ msg, heartbeat: setInterval(() => msg.working(), heartbeatMs) });
+
+  const run = async (batch: Taken[]) => {
+    const jobs = batch.map(({ msg }): Job => {
       const attempt = msg.info.deliveryCount;
       return { subject: msg.subject, data: msg.data, attempt, lastAttempt: attempt >= spec.maxAttempts, msgId: msg.headers?.get('Nats-Msg-Id') ?? '' };
     });
-    // Each job's heartbeat stops, and its place frees, when its own outcome is settled.
-    const heartbeats = batch.map((msg) => setInterval(() => msg.working(), heartbeatMs));
     // Yields while the process is busy, but not forever: a job waits at most YieldAtMostMs.
     for (let waited = 0; load && load.busyShare() > spec.yieldAboveBusyShare! && waited < YieldAtMostMs && !stopping; waited += LoadPeriodMs) {
       await sleep(LoadPeriodMs);
@@ -187,12 +199,13 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
     } catch (err) {
       outcomes = jobs.map(() => Promise.reject(err));
     }
+    // Each job's heartbeat stops, and its place frees, when its own outcome is settled.
     await Promise.all(
-      batch.map((msg, i) =>
+      batch.map(({ msg, heartbeat }, i) =>
         (outcomes[i] ?? Promise.reject(new Error('the handler answered no outcome for this job')))
           .then((outcome) => settle(msg, jobs[i]!, outcome), (err: unknown) => fail(msg, jobs[i]!, err))
           .finally(() => {
-            clearInterval(heartbeats[i]);
+            clearInterval(heartbeat);
             jobEnded();
           }),
       ),
@@ -208,23 +221,29 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
   }
 
   // The messages of one read of the socket come one microtask after another: gathered until the
-  // next turn of the event loop, they make one batch.
-  let gathering: JsMsg[] | undefined;
+  // next turn of the event loop (or for gatherMs, or until `concurrency` are taken), they make one
+  // batch. `startGathered` starts the batch being gathered at once.
+  const afterGathering = spec.gatherMs ? (start: () => void) => setTimeout(start, spec.gatherMs) : setImmediate;
+  let gathering: Taken[] | undefined;
+  let startGathered: (() => void) | undefined;
   const loop = (async () => {
     for await (const msg of messages) {
       inFlight++;
       if (!gathering) {
-        const batch: JsMsg[] = (gathering = []);
-        setImmediate(() => {
-          if (gathering === batch) gathering = undefined;
+        const batch: Taken[] = (gathering = []);
+        const start = () => {
+          if (gathering !== batch) return; // started already
+          gathering = startGathered = undefined;
           const work = run(batch).finally(() => running.delete(work));
           running.add(work);
-        });
+        };
+        startGathered = start;
+        afterGathering(start);
       }
-      gathering.push(msg);
+      gathering.push(take(msg));
       // The pull keeps `concurrency` jobs buffered; do not take more than that at once.
       if (inFlight >= concurrency) {
-        gathering = undefined;
+        startGathered?.();
         while (inFlight >= concurrency) await new Promise<void>((resolve) => (oneEnded = resolve));
         oneEnded = undefined;
       }
@@ -237,7 +256,7 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
       load?.stop();
       await messages.close();
       await loop;
-      await new Promise((resolve) => setImmediate(resolve));
+      startGathered?.();
       await Promise.allSettled([...running]);
     },
   };

@@ -85,6 +85,9 @@ export function createLocalProvider(deps: { sql: Sql }): LocalProvider {
 
   const signWaiting = async (project: string) => {
     const waiting = mailboxes.get(project)!;
+    // A batch of jobs asks for all of its revisions in one go, the first of them starting this
+    // signer: a microtask later they are all here, and one transaction signs them.
+    await Promise.resolve();
     while (waiting.length) {
       const batch = waiting.splice(0, MaxBatch);
       try {
