@@ -103,6 +103,8 @@ t.test('an app sale paid by the payment system carries its start and finish logs
 
   const list = await svc.request('GET', `${p}/orders?includeAllStates=true&perPage=1000`, { token: ordersToken });
   t.same(list.body.resources.find((o: any) => o.id === id)?.fiscalReference, ref, 'the order list shows it too');
+  const [stored] = await svc.sql`select doc::text like '%fiscalReference%' as in_document from orders where project = ${TestProject} and id = ${id}`;
+  t.equal(stored?.in_document, false, 'signing did not rewrite the order: its reference is kept with the TSE transaction');
 
   await events.settle();
   const fiscalized = events.of(id).filter((e) => e.domain === 'order' && e.event === 'fiscalized');

@@ -1,6 +1,7 @@
 import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 import type { ClosingOrder } from '../../src/domain/closings/totals.js';
 import type { ClosingOrigin, ClosingShop, LogFormat, TaxShare } from '../../subjects/closings.js';
+import { fiscalReferenceOf, withFiscalTransaction } from '../orders/sql.js';
 import type { NewClosing } from './sql.js';
 
 /** Stored closings as they are read: one, a page of the list, their orders, the logs still to write. */
@@ -104,8 +105,8 @@ export function projectedOrdersPage(db: Db, c: { project: string; shopId: string
   return db<ProjectedOrder[]>`
     select o.sequence_number, x.id, x.state, x."startedAt" as started_at, x."finalizedAt" as finalized_at,
            x."paymentMethod" as payment_method, x."paidAmount" as paid_amount, x."lineItems" as line_items, x.price,
-           x."checkoutDevice" as checkout_device, x."fiscalReference" as fiscal_reference
-    from orders o, json_to_record(o.doc) as x(
+           x."checkoutDevice" as checkout_device, ${fiscalReferenceOf(db)} as fiscal_reference
+    from orders o ${withFiscalTransaction(db)}, json_to_record(o.doc) as x(
       id text, state text, "startedAt" text, "finalizedAt" text, "paymentMethod" text, "paidAmount" numeric, "lineItems" json, price json,
       "checkoutDevice" json, "fiscalReference" json)
     where o.project = ${c.project} and o.shop_id = ${c.shopId} and o.sequence_number > ${c.after} and o.sequence_number <= ${c.last}

@@ -2,6 +2,7 @@ import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 import type { ClosingOrder } from '../../src/domain/closings/totals.js';
 import type { ClosingOrigin, ClosingShop, LogFormat, TaxShare } from '../../subjects/closings.js';
 import type { CompanyAddress } from '../../subjects/settings.js';
+import { fiscalReferenceOf, withFiscalTransaction } from '../orders/sql.js';
 import { insertOutbox } from '../outbox/sql.js';
 
 /**
@@ -65,10 +66,10 @@ export async function rangeEnd(db: Db, project: string, shopId: string, after: n
 }
 
 /**
- * Whether the order document's fiscal reference (`x."fiscalReference"`) records a failure in its
- * finish log (the last entry): domain/fiscal.ts isTseFailure, in SQL.
+ * Whether the order's fiscal reference (fiscalReferenceOf: `t` and the document's `x`) records a
+ * failure in its finish log (the last entry): domain/fiscal.ts isTseFailure, in SQL.
  */
-const tseFailed = (db: Db) => db`coalesce(x."fiscalReference" -> 'logs' -> -1 ->> 'error', '') <> ''`;
+const tseFailed = (db: Db) => db`coalesce(${fiscalReferenceOf(db)} -> 'logs' -> -1 ->> 'error', '') <> ''`;
 
 /** The members of the range's final orders a closing sums, each document parsed once (no jsonb is built). */
 function finalOrderFigures(db: Db, project: string, shopId: string, after: number, last: number) {
@@ -77,7 +78,7 @@ function finalOrderFigures(db: Db, project: string, shopId: string, after: numbe
       x.price -> 'taxPre' is not null and json_typeof(x.price -> 'taxPre') = 'object' and x.price -> 'tax' is not null
       and (select coalesce(sum(t.value::numeric), 0) from json_each_text(x.price -> 'taxPre') t) = (x.price ->> 'price')::numeric as complete,
       ${tseFailed(db)} as tse_failed
-    from orders o, json_to_record(o.doc) as x("paidAmount" numeric, "paymentMethod" text, price json, "lineItems" json, "fiscalReference" json)
+    from orders o ${withFiscalTransaction(db)}, json_to_record(o.doc) as x("paidAmount" numeric, "paymentMethod" text, price json, "lineItems" json, "fiscalReference" json)
     where o.project = ${project} and o.shop_id = ${shopId} and o.sequence_number > ${after} and o.sequence_number <= ${last}
       and o.state = 'final'`;
 }
@@ -127,7 +128,7 @@ export function incompleteOrders(db: Db, project: string, shopId: string, after:
 export async function countNonFinal(db: Db, project: string, shopId: string, after: number, last: number): Promise<{ count: number; tseFailures: number }> {
   const [row] = await db<{ n: number; failures: number }[]>`
     select count(*)::int as n, (count(*) filter (where ${tseFailed(db)}))::int as failures
-    from orders o, json_to_record(o.doc) as x("fiscalReference" json)
+    from orders o ${withFiscalTransaction(db)}, json_to_record(o.doc) as x("fiscalReference" json)
     where o.project = ${project} and o.shop_id = ${shopId} and o.sequence_number > ${after} and o.sequence_number <= ${last} and o.state <> 'final'`;
   return { count: row!.n, tseFailures: row!.failures };
 }

@@ -86,10 +86,10 @@ export interface FinishRecord {
 
 /**
  * Records finished transactions (one statement for a batch, at most one per process), each once:
- * the transaction row, the order's fiscalReference (the order document gets it as its last member,
- * its text otherwise untouched), and the `fiscalized` event and a final order's receipt job in the
- * outbox, in the order of the records. Answers the processKeys of those recorded now; a finish
- * recorded before (a repeated job) writes nothing.
+ * the transaction row with the order's fiscalReference (readers add it to the order document:
+ * actors/orders/sql.ts orderDocument; the order itself is not written), and the `fiscalized` event
+ * and a final order's receipt job in the outbox, in the order of the records. Answers the
+ * processKeys of those recorded now; a finish recorded before (a repeated job) writes nothing.
  */
 export async function recordFinishes(sql: Sql, records: readonly FinishRecord[]): Promise<Set<string>> {
   if (!records.length) return new Set();
@@ -123,21 +123,21 @@ export async function recordFinishes(sql: Sql, records: readonly FinishRecord[])
         transaction_number bigint, start_log jsonb, finish_log jsonb, reference text, event_subject text, envelope text,
         receipt_subject text, receipt_payload json, receipt_msg_id text)
     ), tx as (
-      insert into fiscal_transactions (project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, started_at, finished_at)
-      select project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, now(), now()
+      insert into fiscal_transactions (project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, started_at, finished_at, reference)
+      select project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, now(), now(), reference::json
       from input order by n
       on conflict (project, process_id) do update
         set device = excluded.device, client_serial = excluded.client_serial, transaction_number = excluded.transaction_number,
-            start_log = coalesce(fiscal_transactions.start_log, excluded.start_log), finish_log = excluded.finish_log, finished_at = excluded.finished_at
+            start_log = coalesce(fiscal_transactions.start_log, excluded.start_log), finish_log = excluded.finish_log, finished_at = excluded.finished_at,
+            reference = excluded.reference
         where fiscal_transactions.finish_log is null
       returning project, process_id
     ), ordered as (
-      update orders o set doc = (left(o.doc::text, -1) || ',"fiscalReference":' || i.reference || '}')::json, fiscal_pending = false
-      from input i join tx on tx.project = i.project and tx.process_id = i.process_id
-      where o.project = i.project and o.id = i.process_id and o.fiscal_pending
-      returning i.n, o.state, i.event_subject, i.envelope, i.reference, i.receipt_subject, i.receipt_payload, i.receipt_msg_id,
+      select i.n, o.state, i.event_subject, i.envelope, i.reference, i.receipt_subject, i.receipt_payload, i.receipt_msg_id,
         json_build_object('id', o.id, 'state', o.state, 'shopID', o.shop_id, 'sequenceNumber', o.sequence_number,
           'finalizedAt', o.doc -> 'finalizedAt', 'paidAmount', o.doc -> 'paidAmount', 'currency', o.doc -> 'currency', 'links', o.doc -> 'links') as summary
+      from input i join tx on tx.project = i.project and tx.process_id = i.process_id
+      join orders o on o.project = i.project and o.id = i.process_id and o.fiscal_signed_later
     ), published as (
       insert into outbox (subject, payload, msg_id)
       select subject, payload, msg_id from (
