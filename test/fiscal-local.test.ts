@@ -123,6 +123,23 @@ t.test('a card payment is Unbar', async (t) => {
   t.equal(order.fiscalReference.logs[1].processData, 'Beleg^1.98_2.49_0.00_0.00_0.00^4.47:Unbar');
 });
 
+t.test('an order whose reference a worker before migration 0021 wrote into its document reads the same (rolling upgrade)', async (t) => {
+  const id = await created();
+  await finishPayment(svc, fx, id, 'successful');
+  const { fiscalReference } = await fiscalizedOrder(id);
+  // What the version before did when it recorded a finish: the reference into the document, the flag cleared.
+  await svc.sql`
+    update orders o set doc = (left(o.doc::text, -1) || ',"fiscalReference":' || t.reference::text || '}')::json, fiscal_pending = false
+    from fiscal_transactions t where t.project = o.project and t.process_id = o.id and o.project = ${TestProject} and o.id = ${id}`;
+  await svc.sql`update fiscal_transactions set reference = null where project = ${TestProject} and process_id = ${id}`;
+  await svc.sql`delete from receipts where project = ${TestProject} and order_id = ${id}`;
+  const order = await svc.request('GET', `${p}/orders/${id}`, { token: ordersToken });
+  t.same(order.body.fiscalReference, fiscalReference, 'the reference, once, from the document');
+  t.equal(order.text.split('"fiscalReference"').length, 2, 'not added a second time');
+  const receipt = await fetch(`${svc.url}${p}/orders/${id}/receipt`, { headers: { authorization: `Bearer ${ordersToken}` } });
+  t.equal(receipt.status, 200, 'the receipt does not wait for a reference it has');
+});
+
 t.test('a sale a PoS takes over and finishes is signed with the PoS figures', async (t) => {
   const id = await created();
   const done = await posSaleOfOneWater(svc, pricing, id);

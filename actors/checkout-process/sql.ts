@@ -191,7 +191,7 @@ export async function writeChange(
         on conflict (project, shop_id) do update set last_number = order_sequences.last_number + 1
         returning last_number
       ), finished as (
-        insert into orders (project, id, shop_id, shop_external_id, sequence_number, state, finalized_at, doc, fiscal_signed_later)
+        insert into orders (project, id, shop_id, shop_external_id, sequence_number, state, finalized_at, doc, fiscal_pending)
         select ${order.project}, ${order.id}, ${order.shopID}, ${shopExternalId || null}, last_number, ${order.state},
                ${order.finalizedAt}, (${docHead}::text || last_number || ${docTail}::text)::json, ${p.fiscalProvider !== undefined}
         from numbered

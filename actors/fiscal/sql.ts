@@ -137,7 +137,7 @@ export async function recordFinishes(sql: Sql, records: readonly FinishRecord[])
         json_build_object('id', o.id, 'state', o.state, 'shopID', o.shop_id, 'sequenceNumber', o.sequence_number,
           'finalizedAt', o.doc -> 'finalizedAt', 'paidAmount', o.doc -> 'paidAmount', 'currency', o.doc -> 'currency', 'links', o.doc -> 'links') as summary
       from input i join tx on tx.project = i.project and tx.process_id = i.process_id
-      join orders o on o.project = i.project and o.id = i.process_id and o.fiscal_signed_later
+      join orders o on o.project = i.project and o.id = i.process_id and o.fiscal_pending
     ), published as (
       insert into outbox (subject, payload, msg_id)
       select subject, payload, msg_id from (

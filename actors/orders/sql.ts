@@ -2,14 +2,14 @@ import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 import type { OrderFilter } from '../../subjects/orders.js';
 
 /**
- * An order signed by a TSE after it was written (`fiscal_signed_later`) gets its fiscalReference
+ * An order signed by a TSE after it was written (`fiscal_pending`) gets its fiscalReference
  * from its TSE transaction when it is read: recording a signature never rewrites the order
  * (migrations/0021). Every reader of the order document reads it through these two: the join of
  * the orders row `o` with its transaction `t`, and the document with the reference added as its
  * last member, its text otherwise as stored.
  */
 export function withFiscalTransaction(sql: Sql | TransactionSql) {
-  return sql`left join fiscal_transactions t on o.fiscal_signed_later and t.project = o.project and t.process_id = o.id`;
+  return sql`left join fiscal_transactions t on o.fiscal_pending and t.project = o.project and t.process_id = o.id`;
 }
 
 /** The document of the orders row `o` as clients read it (text), given withFiscalTransaction's `t`. */
