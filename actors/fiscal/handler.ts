@@ -12,13 +12,14 @@ import * as db from './sql.js';
 /**
  * The fiscal pool: a consumer of the JOBS stream's `fiscal` jobs (src/messaging/jobs.ts), which the
  * checkout process actor writes to the outbox with the change that causes them: `start` when a
- * process is created, `finish` when it ends. The jobs that arrive together are one batch: one
- * statement reads what is recorded of their transactions, the provider is asked for what is
- * missing (the calls side by side), and one statement records the batch's starts, one its finishes,
- * each finish with the order's fiscalReference (kept with the transaction; readers add it to the
- * order), its `fiscalized` event and (final orders) its receipt job. A recorded revision makes a repeated job do nothing,
- * and the provider answers a repeated revision with what it signed before, so a worker that died
- * between the answer and its ack costs no second signature.
+ * process is created, `finish` when it ends. The jobs that arrive within BatchGatherMs of each
+ * other are one batch: one statement reads what is recorded of their transactions, the provider is
+ * asked for what is missing (the calls side by side), and one statement records the batch's starts,
+ * one its finishes, each finish with the order's fiscalReference (kept with the transaction;
+ * readers add it to the order), its `fiscalized` event and (final orders) its receipt job. A
+ * recorded revision makes a repeated job do nothing, and the provider answers a repeated revision
+ * with what it signed before, so a worker that died between the answer and its ack costs no second
+ * signature.
  *
  * The TSE never stops a sale: calls without an answer (unreachable, timeouts, 5xx, 429) are tried
  * again on FISCAL_RETRY_SCHEDULE_MS; after the last attempt, or when the TSE refuses for good, the
