@@ -86,8 +86,8 @@ export interface FinishRecord {
 
 /**
  * Records finished transactions (one statement for a batch, at most one per process), each once:
- * the transaction row with the order's fiscalReference (readers add it to the order document:
- * actors/orders/sql.ts orderDocument; the order itself is not written), and the `fiscalized` event
+ * the transaction row (readers make the order's fiscalReference of it and add it to the order
+ * document: actors/orders/sql.ts orderDocument; the order itself is not written), and the `fiscalized` event
  * and a final order's receipt job in the outbox, in the order of the records. Answers the
  * processKeys of those recorded now; a finish recorded before (a repeated job) writes nothing.
  */
@@ -123,13 +123,12 @@ export async function recordFinishes(sql: Sql, records: readonly FinishRecord[])
         transaction_number bigint, start_log jsonb, finish_log jsonb, reference text, event_subject text, envelope text,
         receipt_subject text, receipt_payload json, receipt_msg_id text)
     ), tx as (
-      insert into fiscal_transactions (project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, started_at, finished_at, reference)
-      select project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, now(), now(), reference::json
+      insert into fiscal_transactions (project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, started_at, finished_at)
+      select project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, now(), now()
       from input order by n
       on conflict (project, process_id) do update
         set device = excluded.device, client_serial = excluded.client_serial, transaction_number = excluded.transaction_number,
-            start_log = coalesce(fiscal_transactions.start_log, excluded.start_log), finish_log = excluded.finish_log, finished_at = excluded.finished_at,
-            reference = excluded.reference
+            start_log = coalesce(fiscal_transactions.start_log, excluded.start_log), finish_log = excluded.finish_log, finished_at = excluded.finished_at
         where fiscal_transactions.finish_log is null
       returning project, process_id
     ), ordered as (

@@ -2,24 +2,40 @@ import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 import type { OrderFilter } from '../../subjects/orders.js';
 
 /**
- * An order signed by a TSE after it was written (`fiscal_pending`) gets its fiscalReference
- * from its TSE transaction when it is read: recording a signature never rewrites the order
- * (migrations/0021). Every reader of the order document reads it through these two: the join of
- * the orders row `o` with its transaction `t`, and the document with the reference added as its
- * last member, its text otherwise as stored.
+ * An order signed by a TSE after it was written (`fiscal_pending`) gets its fiscalReference from
+ * its TSE transaction when it is read: recording a signature never rewrites the order
+ * (migrations/0021). Every reader of the order document reads it through these: the join of the
+ * orders row `o` with its transaction `t`, and the document with the reference added as its last
+ * member, its text otherwise as stored.
  */
 export function withFiscalTransaction(sql: Sql | TransactionSql) {
   return sql`left join fiscal_transactions t on o.fiscal_pending and t.project = o.project and t.process_id = o.id`;
 }
 
+/**
+ * The reference (json) the transaction `t` records, in the spec's shape, once its finish is
+ * recorded (null before): its device, the cash register, the transaction number, and its start
+ * (when the TSE signed one) and finish logs.
+ */
+function recordedReference(sql: Sql | TransactionSql) {
+  return sql`case when t.finish_log is not null then json_build_object(
+    'securityDeviceModule', t.device, 'clientSerialNumber', t.client_serial, 'transactionNumber', t.transaction_number,
+    'logs', case when t.start_log is null then json_build_array(t.finish_log) else json_build_array(t.start_log, t.finish_log) end) end`;
+}
+
 /** The document of the orders row `o` as clients read it (text), given withFiscalTransaction's `t`. */
 export function orderDocument(sql: Sql | TransactionSql) {
-  return sql`case when t.reference is null then o.doc::text else left(o.doc::text, -1) || ',"fiscalReference":' || t.reference::text || '}' end`;
+  return sql`case when t.finish_log is null then o.doc::text else left(o.doc::text, -1) || ',"fiscalReference":' || ${recordedReference(sql)}::text || '}' end`;
+}
+
+/** Whether the sale still waits for its TSE finish (its receipt must not be made yet), given withFiscalTransaction's `t`. */
+export function awaitsFiscalReference(sql: Sql | TransactionSql) {
+  return sql`(o.fiscal_pending and t.finish_log is null)`;
 }
 
 /** The order's fiscalReference (json), wherever it is kept, given withFiscalTransaction's `t` and the document's members `x`. */
 export function fiscalReferenceOf(sql: Sql | TransactionSql) {
-  return sql`coalesce(t.reference, x."fiscalReference")`;
+  return sql`coalesce(${recordedReference(sql)}, x."fiscalReference")`;
 }
 
 export interface ListScope extends OrderFilter {

@@ -1,5 +1,5 @@
 import type { Sql } from '../../src/infra/postgres.js';
-import { orderDocument, withFiscalTransaction } from '../orders/sql.js';
+import { awaitsFiscalReference, orderDocument, withFiscalTransaction } from '../orders/sql.js';
 
 /**
  * Receipts are stored as base64 (the form they travel in) with their size in bytes. A part is a
@@ -37,7 +37,7 @@ export async function findReceipt(
            case when ${appUserID}::text is null then true else coalesce(o.doc->>'appUserID' = ${appUserID}::text, false) end as allowed,
            r.etag, r.size,
            case when r.etag is null or r.etag = any(${knownEtags}::text[]) then null else substring(r.pdf_base64 from 1 for ${chars}::int) end as part,
-           case when r.etag is null then ${orderDocument(sql)} end as doc, o.fiscal_pending and t.reference is null as fiscal_pending
+           case when r.etag is null then ${orderDocument(sql)} end as doc, ${awaitsFiscalReference(sql)} as fiscal_pending
     from orders o left join receipts r on r.project = o.project and r.order_id = o.id ${withFiscalTransaction(sql)}
     where o.project = ${scope.project} and o.id = ${scope.id}`;
   return row;
@@ -49,7 +49,7 @@ export async function findReceipt(
  */
 export async function orderWithoutReceipt(sql: Sql, project: string, id: string): Promise<{ doc: string; fiscalPending: boolean } | undefined> {
   const [row] = await sql<{ doc: string; fiscalPending: boolean }[]>`
-    select ${orderDocument(sql)} as doc, o.fiscal_pending and t.reference is null as "fiscalPending" from orders o ${withFiscalTransaction(sql)}
+    select ${orderDocument(sql)} as doc, ${awaitsFiscalReference(sql)} as "fiscalPending" from orders o ${withFiscalTransaction(sql)}
     where o.project = ${project} and o.id = ${id} and o.state = 'final'
       and not exists (select from receipts r where r.project = o.project and r.order_id = o.id)`;
   return row;

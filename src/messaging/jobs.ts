@@ -134,8 +134,8 @@ export function startJobConsumer(deps: JobConsumerDeps, spec: JobConsumerSpec, h
 }
 
 /**
- * A consumer whose handler takes the jobs that arrived together (one read of the socket, at most
- * `concurrency`) as one batch, and answers one outcome per job, in order: a handler can then read
+ * A consumer whose handler takes the jobs that arrived together (one read of the socket, or those
+ * of `gatherMs`; at most `concurrency`) as one batch, and answers one outcome per job, in order: a handler can then read
  * and record a batch in one statement each instead of one per job. Each job is acked (or tried
  * again) as soon as its own outcome is known; one whose outcome is an error is tried again on the
  * schedule.
