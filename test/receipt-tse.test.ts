@@ -65,23 +65,21 @@ function order(fiscalReference?: object) {
 const fonts = await loadReceiptFonts();
 const render = (o: ReturnType<typeof order>) => renderReceipt({ order: o, settings, timeZone: 'Europe/Berlin' }, fonts);
 
-/** Every QR code on the page's PNG: decoded, then painted white so the next one can be found. */
+/**
+ * Every QR code on the page's PNG, as a reader finds them when aimed at one part of the page at a
+ * time: the whole page, then windows a little higher than the page is wide, an eighth of its width
+ * apart (jsQR answers one code per image; with two sharp codes in view it may answer none).
+ */
 function qrCodes(png: PNG): string[] {
-  const found: string[] = [];
-  const data = new Uint8ClampedArray(png.data);
-  for (let i = 0; i < 4; i++) {
-    const code = jsQR(data, png.width, png.height);
-    if (!code) break;
-    found.push(code.data);
-    const { topLeftCorner: a, bottomRightCorner: b, topRightCorner: c, bottomLeftCorner: d } = code.location;
-    const pad = 12;
-    const [x0, x1] = [Math.min(a.x, d.x) - pad, Math.max(b.x, c.x) + pad];
-    const [y0, y1] = [Math.min(a.y, c.y) - pad, Math.max(b.y, d.y) + pad];
-    for (let y = Math.max(0, Math.floor(y0)); y < Math.min(png.height, y1); y++) {
-      for (let x = Math.max(0, Math.floor(x0)); x < Math.min(png.width, x1); x++) data.fill(255, (y * png.width + x) * 4, (y * png.width + x) * 4 + 4);
-    }
-  }
-  return found;
+  const found = new Set<string>();
+  const decode = (top: number, height: number) => {
+    const code = jsQR(new Uint8ClampedArray(png.data.subarray(top * png.width * 4, (top + height) * png.width * 4)), png.width, height);
+    if (code) found.add(code.data);
+  };
+  decode(0, png.height);
+  const window = Math.round(png.width * 1.2);
+  for (let top = 0; top < png.height; top += Math.round(png.width / 8)) decode(top, Math.min(window, png.height - top));
+  return [...found];
 }
 
 /** The first page at 200 dpi, as pdftoppm draws it. */

@@ -2,13 +2,13 @@ import PDFDocument from 'pdfkit';
 import type { Font } from 'fontkit';
 import type { ReceiptLayout, ReceiptLine, ReceiptTse } from './layout.js';
 import { DocumentFonts, pdfNumber as n, preparedFont, type PageOps, type PreparedFont } from './pdf-text.js';
-import { qrModules, qrPath } from './qr.js';
+import { qrImageMask, qrModules } from './qr.js';
 
 /**
  * Draws a receipt layout as a PDF: an 80 mm wide strip, one page as long as the receipt (the
  * longest ones continue on further pages of at most MaxPageHeight). Text is set in an embedded
  * TrueType font that covers €, umlauts and ß (a subset prepared once per font, pdf-text.ts); the
- * TSE's DFKA code and the order id are QR codes drawn as vector rectangles (qr.ts). pdfkit writes
+ * TSE's DFKA code and the order id are QR codes drawn as image masks (qr.ts). pdfkit writes
  * the document; the pages' content (text rows, rules, codes) is written here, as pdfkit would.
  */
 export interface ReceiptFonts {
@@ -35,11 +35,15 @@ const BoldStroke = 0.045; // stroke width of bold rows, per point of font size
 const QrModule = 2.6;
 const QrQuiet = 2; // modules of white around the code; the page's margin adds to it
 
-/** Where blocks draw: the current page's content, and the font that sets and measures their text. */
+/** Where blocks draw: the current page's content and images, and the font that sets and measures their text. */
 interface Canvas {
   ops: PageOps;
+  images: PageImages;
   font: PreparedFont;
 }
+
+/** A page's images by resource name: QR codes as image masks of `size` × `size` samples (qr.ts). */
+type PageImages = Record<string, { size: number; mask: Uint8Array }>;
 
 interface Block {
   height: number;
@@ -53,13 +57,15 @@ function writeReceiptPdf(layout: ReceiptLayout, fonts: ReceiptFonts): PDFKit.PDF
   const pageHeight = Math.min(Math.ceil(total), MaxPageHeight);
   // The pages' content first: the fonts a document embeds depend on the glyphs all its rows use.
   const pages: PageOps[] = [[]];
+  const images: PageImages[] = [{}];
   let y = Margin;
   for (const block of blocks) {
     if (y + block.height > pageHeight - Margin && y > Margin) {
       pages.push([]);
+      images.push({});
       y = Margin;
     }
-    block.draw({ ops: pages.at(-1)!, font }, y);
+    block.draw({ ops: pages.at(-1)!, images: images.at(-1)!, font }, y);
     y += block.height;
   }
   const documentFonts = new DocumentFonts(font, pages);
@@ -73,14 +79,19 @@ function writeReceiptPdf(layout: ReceiptLayout, fonts: ReceiptFonts): PDFKit.PDF
     font: null as never,
     info: { Title: layout.title, Author: layout.author, Subject: layout.qr, Creator: 'checkout-platform', CreationDate: layout.createdAt, ModDate: layout.createdAt },
   });
-  for (const ops of pages) {
-    const page = doc.addPage({ size: [Width, pageHeight], margin: Margin }).page;
+  pages.forEach((ops, i) => {
+    const page = doc.addPage({ size: [Width, pageHeight], margin: Margin }).page as PDFKit.PDFPage & { xobjects: Record<string, PDFKit.PDFKitReference> };
     Object.assign(page.fonts, documentFonts.embed(doc));
+    for (const [name, { size, mask }] of Object.entries(images[i]!)) {
+      const image = doc.ref({ Type: 'XObject', Subtype: 'Image', Width: size, Height: size, ImageMask: true, BitsPerComponent: 1 });
+      image.end(mask);
+      page.xobjects[name] = image;
+    }
     // After pdfkit's own content (the matrix it draws top-down with), a stream of ours.
     const content = doc.ref({ Filter: 'FlateDecode' });
     content.end(documentFonts.content(ops, pageHeight));
     Object.assign(page.dictionary.data, { Contents: [page.content, content] });
-  }
+  });
   doc.end();
   return doc;
 }
@@ -259,13 +270,18 @@ function qrCode(content: string): Block {
   // than the standard's four modules of white beside it on the strip.
   const unit = Math.min(QrModule, Width / (modules.size + 8));
   const side = (modules.size + 2 * QrQuiet) * unit;
-  const path = qrPath(modules);
+  const mask = qrImageMask(modules);
   return {
     height: side,
-    draw({ ops }, y) {
+    draw({ ops, images }, y) {
+      const name = `Qr${Object.keys(images).length + 1}`;
+      images[name] = { size: modules.size, mask };
       const x0 = (Width - modules.size * unit) / 2;
       const y0 = y + QrQuiet * unit;
-      ops.push(`q\n${n(unit)} 0 0 ${n(unit)} ${n(x0)} ${n(y0)} cm\n${path}\n/DeviceRGB cs\n0 0 0 scn\nf\nQ`);
+      const edge = modules.size * unit;
+      // An image's first row is at the top of its unit square; the page is drawn top-down (pdfkit's
+      // flipped matrix), so the square is flipped back to put that row at y0.
+      ops.push(`q\n${n(edge)} 0 0 ${n(-edge)} ${n(x0)} ${n(y0 + edge)} cm\n/DeviceRGB cs\n0 0 0 scn\n/${name} Do\nQ`);
     },
   };
 }

@@ -3,7 +3,7 @@ import { chooseMask } from './qr-mask.js';
 
 /**
  * A receipt's QR codes (the order id; the TSE's DFKA code), at error correction level M, and their
- * vector drawing.
+ * image.
  *
  * The content is one segment of the narrowest mode that holds all of it (numeric, alphanumeric,
  * else bytes): the library's search for the shortest mix of modes cost more than the rest of the
@@ -34,27 +34,20 @@ function segmentOf(content: string): QRCodeSegment {
 }
 
 /**
- * The dark modules as rectangles, one per horizontal run (a third of the path operators of one
- * per module), in modules from the code's top left corner: the caller scales and places the path
- * (cm). Whole numbers only: formatting each rectangle's position in points was most of what a DFKA
- * code's thousands of runs cost, and made the page's content twice as long.
+ * The symbol as a PDF image mask: one bit per module, row by row from the top, each row padded to
+ * a whole byte, 0 for a dark module (an image mask paints where its samples are 0). Not deflated:
+ * a DFKA code's 800 bytes would shrink by a fifth, for more than it costs to make them.
+ * Drawn as rectangles (one per horizontal run), a DFKA code was thousands of path operators: most
+ * of what writing and deflating a signed receipt's page cost, and 4 KB of its PDF. As an image
+ * it is a few hundred bytes, each module a sharp square (no interpolation).
  */
-export function qrPath({ size, dark }: QrModules): string {
-  const runs: string[] = [];
+export function qrImageMask({ size, dark }: QrModules): Uint8Array {
+  const rowBytes = Math.ceil(size / 8);
+  const bits = new Uint8Array(rowBytes * size).fill(0xff);
   for (let row = 0; row < size; row++) {
-    const y = Integers[row];
-    let start = -1;
-    for (let col = 0; col <= size; col++) {
-      const isDark = col < size && dark[row * size + col] === 1;
-      if (isDark && start < 0) start = col;
-      if (!isDark && start >= 0) {
-        runs.push(`${Integers[start]} ${y} ${Integers[col - start]} 1 re`);
-        start = -1;
-      }
+    for (let col = 0; col < size; col++) {
+      if (dark[row * size + col] === 1) bits[row * rowBytes + (col >> 3)]! &= ~(0x80 >> (col & 7));
     }
   }
-  return runs.join('\n');
+  return bits;
 }
-
-/** 0 to 177 (the largest symbol's size), as strings. */
-const Integers = Array.from({ length: 178 }, (_, n) => String(n));
