@@ -1,5 +1,6 @@
 import type { Sql } from '../../src/infra/postgres.js';
 import type { FiscalizationSettings, FiscalLogEntry, FiscalReference, SecurityDeviceModule } from '../../subjects/fiscal.js';
+import { recordedReference } from '../orders/sql.js';
 import type { OutboxEvent } from '../outbox/sql.js';
 
 /** The statements of the fiscal jobs (handler.ts). */
@@ -88,7 +89,8 @@ export interface FinishRecord {
  * Records finished transactions (one statement for a batch, at most one per process), each once:
  * the transaction row (readers make the order's fiscalReference of it and add it to the order
  * document: actors/orders/sql.ts orderDocument; the order itself is not written), and the `fiscalized` event
- * and a final order's receipt job in the outbox, in the order of the records. Answers the
+ * (its fiscalReference made of the recorded row as readers make it) and a final order's receipt
+ * job in the outbox, in the order of the records. Answers the
  * processKeys of those recorded now; a finish recorded before (a repeated job) writes nothing.
  */
 export async function recordFinishes(sql: Sql, records: readonly FinishRecord[]): Promise<Set<string>> {
@@ -108,7 +110,6 @@ export async function recordFinishes(sql: Sql, records: readonly FinishRecord[])
       transaction_number: r.reference.transactionNumber,
       start_log: start,
       finish_log: finish,
-      reference: JSON.stringify(r.reference),
       event_subject: r.event.subject,
       envelope: JSON.stringify(r.event.envelope),
       receipt_subject: r.receiptJob.subject,
@@ -120,7 +121,7 @@ export async function recordFinishes(sql: Sql, records: readonly FinishRecord[])
     with input as (
       select * from json_to_recordset(${JSON.stringify(input)}::text::json) as i(
         n int, project text, process_id text collate "C", shop_id text collate "C", provider text, device jsonb, client_serial text,
-        transaction_number bigint, start_log jsonb, finish_log jsonb, reference text, event_subject text, envelope text,
+        transaction_number bigint, start_log jsonb, finish_log jsonb, event_subject text, envelope text,
         receipt_subject text, receipt_payload json, receipt_msg_id text)
     ), tx as (
       insert into fiscal_transactions (project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, started_at, finished_at)
@@ -130,12 +131,12 @@ export async function recordFinishes(sql: Sql, records: readonly FinishRecord[])
         set device = excluded.device, client_serial = excluded.client_serial, transaction_number = excluded.transaction_number,
             start_log = coalesce(fiscal_transactions.start_log, excluded.start_log), finish_log = excluded.finish_log, finished_at = excluded.finished_at
         where fiscal_transactions.finish_log is null
-      returning project, process_id
+      returning project, process_id, device, client_serial, transaction_number, start_log, finish_log
     ), ordered as (
-      select i.n, o.state, i.event_subject, i.envelope, i.reference, i.receipt_subject, i.receipt_payload, i.receipt_msg_id,
+      select i.n, o.state, i.event_subject, i.envelope, ${recordedReference(sql)}::text as reference, i.receipt_subject, i.receipt_payload, i.receipt_msg_id,
         json_build_object('id', o.id, 'state', o.state, 'shopID', o.shop_id, 'sequenceNumber', o.sequence_number,
           'finalizedAt', o.doc -> 'finalizedAt', 'paidAmount', o.doc -> 'paidAmount', 'currency', o.doc -> 'currency', 'links', o.doc -> 'links') as summary
-      from input i join tx on tx.project = i.project and tx.process_id = i.process_id
+      from input i join tx t on t.project = i.project and t.process_id = i.process_id
       join orders o on o.project = i.project and o.id = i.process_id and o.fiscal_pending
     ), published as (
       insert into outbox (subject, payload, msg_id)

@@ -15,9 +15,10 @@ export function withFiscalTransaction(sql: Sql | TransactionSql) {
 /**
  * The reference (json) the transaction `t` records, in the spec's shape, once its finish is
  * recorded (null before): its device, the cash register, the transaction number, and its start
- * (when the TSE signed one) and finish logs.
+ * (when the TSE signed one) and finish logs. The `fiscalized` event carries the same
+ * (actors/fiscal/sql.ts recordFinishes).
  */
-function recordedReference(sql: Sql | TransactionSql) {
+export function recordedReference(sql: Sql | TransactionSql) {
   return sql`case when t.finish_log is not null then json_build_object(
     'securityDeviceModule', t.device, 'clientSerialNumber', t.client_serial, 'transactionNumber', t.transaction_number,
     'logs', case when t.start_log is null then json_build_array(t.finish_log) else json_build_array(t.start_log, t.finish_log) end) end`;
