@@ -41,6 +41,8 @@ export interface FlowResult {
   steps: StepFigures[];
   /** CPU time spent in the measured turns, when the run was given a CpuWatch. */
   cpu?: CpuTimes;
+  /** Flows/s of each measured turn, in the order they ran (how much the machine drifted). */
+  turnFlowsPerSecond: number[];
 }
 
 export function createSender(baseUrl: string, sockets: number): { send: Send; close(): void } {
@@ -77,8 +79,10 @@ export async function runFlows<C>(baseUrl: string, flow: FlowDefinition<C>, opti
 }
 
 /**
- * Flows compared with each other, measured in turns (A, B, A, B, ...: `turns` each, of
- * durationSeconds / turns): the drift of a shared machine then weighs on each alike. Between two
+ * Flows compared with each other, measured in turns (`turns` each, of durationSeconds / turns),
+ * every other round in reverse (A B C, C B A, A B C, ...): with an even number of turns, a drift of
+ * the shared machine over the run (tables that grow, a neighbour's load) weighs on each flow alike,
+ * where A B A B would always give B the later, slower half. Between two
  * turns, `between()` lets the work a turn left behind settle (so that it does not load the next);
  * the CPU a turn costs is read after it, so the background work the flows caused (receipts made
  * ahead, fulfillment calls) counts as theirs.
@@ -94,10 +98,15 @@ export async function runFlowsInTurns(
     const cpu = flows.map(() => emptyCpuTimes());
     for (const flow of flows) await drive(send, flow, options.concurrency, options.warmupSeconds ?? 2, newTally(flow));
     await options.between?.();
+    const turnRates = flows.map((): number[] => []);
     for (let turn = 0; turn < options.turns; turn++) {
-      for (const [index, flow] of flows.entries()) {
+      const order = turn % 2 === 0 ? [...flows.keys()] : [...flows.keys()].reverse();
+      for (const index of order) {
+        const tally = tallies[index]!;
+        const [flowsBefore, secondsBefore] = [tally.flows, tally.seconds];
         const before = await options.cpu?.sample();
-        await drive(send, flow, options.concurrency, options.durationSeconds / options.turns, tallies[index]!);
+        await drive(send, flows[index]!, options.concurrency, options.durationSeconds / options.turns, tally);
+        turnRates[index]!.push((tally.flows - flowsBefore) / (tally.seconds - secondsBefore));
         await options.between?.();
         if (options.cpu && before) addCpuSpent(cpu[index]!, before, await options.cpu.sample());
       }
@@ -109,6 +118,7 @@ export async function runFlowsInTurns(
       firstFailure: tally.firstFailure,
       steps: flows[index]!.steps.map((step, i) => ({ name: step.name, p50: percentile(tally.timings[i]!, 0.5), p99: percentile(tally.timings[i]!, 0.99) })),
       ...(options.cpu ? { cpu: cpu[index]! } : {}),
+      turnFlowsPerSecond: turnRates[index]!,
     }));
   } finally {
     close();

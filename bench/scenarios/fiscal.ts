@@ -36,7 +36,7 @@ export async function fiscalScenario(): Promise<string[]> {
     const [none, local, cloud] = (await runFlowsInTurns(bench.url, flows, {
       concurrency: Concurrency,
       durationSeconds: duration,
-      turns: 3,
+      turns: 4,
       between: () => bench.backgroundDone(),
       cpu: bench.cpu,
     })) as [FlowResult, FlowResult, FlowResult];
@@ -44,7 +44,7 @@ export async function fiscalScenario(): Promise<string[]> {
     const worstP99 = (r: FlowResult) => Math.max(...r.steps.map((s) => s.p99));
     const pct = (r: FlowResult) => `${(ratio(r) * 100).toFixed(1)}%`;
     return [
-      `fiscalization: the full checkout flow signed by no TSE, the local signer, and fiskaly (a stand-in answering after ${TseDelayMs} ms), ${Concurrency} concurrent flows, 3 turns each`,
+      `fiscalization: the full checkout flow signed by no TSE, the local signer, and fiskaly (a stand-in answering after ${TseDelayMs} ms), ${Concurrency} concurrent flows, 4 turns each (in alternating order)`,
       ...describe('  provider none', none),
       ...describe('  provider local', local),
       ...describe('  provider fiskaly (stand-in)', cloud),
