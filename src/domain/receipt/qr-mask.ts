@@ -29,13 +29,11 @@ export interface MaskChoice {
 }
 
 /**
- * The library's choice, from the symbol it made with mask 0 (`data`, with `reserved` marking the
- * function patterns, which no mask touches).
+ * The library's choice for a symbol before masking (qr-symbol.ts: `unmasked`, with `reserved`
+ * marking the function patterns, which no mask touches).
  */
-export function chooseMask(size: number, data: Uint8Array, reserved: Uint8Array): MaskChoice {
+export function chooseMask(size: number, unmasked: Uint8Array, reserved: Uint8Array): MaskChoice {
   const tables = tablesFor(size, reserved);
-  const unmasked = new Uint8Array(size * size);
-  for (let i = 0; i < unmasked.length; i++) unmasked[i] = data[i]! ^ tables.cells[0]![i]!;
   const base = linesOf(unmasked, size, tables.words);
   const rows = new Int32Array(base.rows.length);
   const cols = new Int32Array(base.cols.length);
@@ -94,6 +92,7 @@ function linesOf(cells: Uint8Array, size: number, words: number): { rows: Int32A
  */
 function penalty(rows: Int32Array, cols: Int32Array, size: number, tables: SizeTables): number {
   const { words, upTo } = tables;
+  const [up2, up5, up6, up11] = [upTo[2], upTo[5], upTo[6], upTo[11]];
   let n1 = 0;
   let n2 = 0;
   let n3 = 0;
@@ -116,11 +115,11 @@ function penalty(rows: Int32Array, cols: Int32Array, size: number, tables: SizeT
         const s9 = (cur >>> 9) | (next << 23);
         const s10 = (cur >>> 10) | (next << 22);
         const alike12 = ~(s1 ^ s2) & ~(s2 ^ s3) & ~(s3 ^ s4);
-        const five = ~(s0 ^ s1) & alike12 & upTo[5][w]!;
-        const fiveNext = alike12 & ~(s4 ^ s5) & upTo[6][w]!;
-        n1 += popcount(five) + 2 * popcount(five & ~fiveNext);
-        const finder = s4 & ~s5 & s6 & ~s9 & upTo[11][w]!;
-        n3 += popcount(finder & s0 & ~s1 & s2 & s3 & ~s7 & ~s8 & ~s10) + popcount(finder & ~s0 & ~s1 & ~s2 & ~s3 & s7 & s8 & s10);
+        const five = ~(s0 ^ s1) & alike12 & up5[w]!;
+        if (five) n1 += popcount(five) + 2 * popcount(five & ~(alike12 & ~(s4 ^ s5) & up6[w]!));
+        // Most words hold no finder-like pattern: the test is cheaper than counting nothing.
+        const finder = s4 & ~s5 & s6 & ~s9 & up11[w]!;
+        if (finder) n3 += popcount(finder & s0 & ~s1 & s2 & s3 & ~s7 & ~s8 & ~s10) + popcount(finder & ~s0 & ~s1 & ~s2 & ~s3 & s7 & s8 & s10);
         if (lines === rows) dark += popcount(cur);
       }
     }
@@ -134,7 +133,7 @@ function penalty(rows: Int32Array, cols: Int32Array, size: number, tables: SizeT
       const b0 = rows[b + w]!;
       const a1 = (a0 >>> 1) | ((w + 1 < words ? rows[a + w + 1]! : 0) << 31);
       const b1 = (b0 >>> 1) | ((w + 1 < words ? rows[b + w + 1]! : 0) << 31);
-      n2 += popcount(~(a0 ^ b0) & ~(a1 ^ b1) & ~(a0 ^ a1) & upTo[2][w]!);
+      n2 += popcount(~(a0 ^ b0) & ~(a1 ^ b1) & ~(a0 ^ a1) & up2[w]!);
     }
   }
   const k = Math.abs(Math.ceil((dark * 100) / (size * size) / 5) - 10);

@@ -1,5 +1,5 @@
-import QRCode, { type QRCodeSegment } from 'qrcode';
 import { chooseMask } from './qr-mask.js';
+import { qrSymbol, type QrMode } from './qr-symbol.js';
 
 /**
  * A receipt's QR codes (the order id; the TSE's DFKA code), at error correction level M, and their
@@ -9,9 +9,10 @@ import { chooseMask } from './qr-mask.js';
  * else bytes): the library's search for the shortest mix of modes cost more than the rest of the
  * code for an order id, and gives the same version for the ids the service makes.
  *
- * The mask is the one the library chooses (the standard's penalty rules, the lowest wins), so the
- * modules are the library's own; but chosen here (qr-mask.ts) on the symbol the library made with
- * mask 0, rather than by the library, whose evaluation of the eight masks cost 1.5 ms for a DFKA code.
+ * The symbol is the qrcode library's, module for module, made here (qr-symbol.ts) at a third of
+ * the library's cost; the mask is the one the library chooses (the standard's penalty rules, the
+ * lowest wins), chosen here too (qr-mask.ts): the library's evaluation of the eight masks cost
+ * 1.5 ms for a DFKA code.
  */
 export interface QrModules {
   size: number;
@@ -22,15 +23,15 @@ export interface QrModules {
 const utf8 = new TextEncoder();
 
 export function qrModules(content: string): QrModules {
-  const { modules } = QRCode.create([segmentOf(content)], { errorCorrectionLevel: 'M', maskPattern: 0 });
-  const { size, data, reservedBit } = modules as unknown as { size: number; data: Uint8Array; reservedBit: Uint8Array };
-  return { size, dark: chooseMask(size, data, reservedBit).dark };
+  const [mode, data] = segmentOf(content);
+  const { size, modules, reserved } = qrSymbol(mode, data);
+  return { size, dark: chooseMask(size, modules, reserved).dark };
 }
 
-function segmentOf(content: string): QRCodeSegment {
-  if (/^[0-9]+$/.test(content)) return { data: content, mode: 'numeric' };
-  if (/^[0-9A-Z $%*+\-./:]+$/.test(content)) return { data: content, mode: 'alphanumeric' };
-  return { data: utf8.encode(content), mode: 'byte' };
+function segmentOf(content: string): [QrMode, string | Uint8Array] {
+  if (/^[0-9]+$/.test(content)) return ['numeric', content];
+  if (/^[0-9A-Z $%*+\-./:]+$/.test(content)) return ['alphanumeric', content];
+  return ['byte', utf8.encode(content)];
 }
 
 /**
