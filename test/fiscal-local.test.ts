@@ -1,14 +1,15 @@
-import { createHash, createPublicKey, verify } from 'node:crypto';
+import { createHash, generateKeyPairSync, verify } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import t from 'tap';
 import type { TseProvider } from '../actors/fiscal/provider.js';
+import { uncompressedPoint } from '../actors/fiscal/providers/local.js';
 import { fiscalAmount, receiptProcessData, transferProcessData } from '../src/domain/fiscal/process-data.js';
 import { fiscalJob } from '../subjects/fiscal.js';
 import { finishPayment, p, seedCheckout, watchEvents } from './support/checkout.js';
 import { closingTokens, closingWithLogs, downloadLog, runJob } from './support/closing.js';
 import { validateDsfinvk } from './support/dsfinvk-validator.js';
-import { fiscalizedOrder as fiscalizedOrderOf, posSaleOfOneWater } from './support/fiscal.js';
+import { fiscalizedOrder as fiscalizedOrderOf, pointPublicKey, posSaleOfOneWater } from './support/fiscal.js';
 import { startTestService, TestProject } from './support/service.js';
 
 /**
@@ -60,7 +61,7 @@ const fiscalizedOrder = (id: string, timeoutMs = 15_000) => fiscalizedOrderOf(sv
 
 /** Whether a log entry's signature verifies with the TSE's public key, over the documented message. */
 function verifies(reference: any, log: any): boolean {
-  const key = createPublicKey({ key: Buffer.from(reference.securityDeviceModule.publicKey, 'base64'), format: 'der', type: 'spki' });
+  const key = pointPublicKey(reference.securityDeviceModule.publicKey);
   const message = ['local-v1', log.counter, log.timestamp, log.processType, log.processData, reference.transactionNumber].join(';');
   return verify('sha256', Buffer.from(message, 'utf8'), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(log.signature, 'base64'));
 }
@@ -90,7 +91,8 @@ t.test('an app sale paid by the payment system carries its start and finish logs
   const device = ref.securityDeviceModule;
   t.equal(device.signatureAlgorithm, 'ecdsa-plain-SHA256');
   t.equal(device.logTimeFormat, 'unixTime');
-  t.equal(device.serialNumber, createHash('sha256').update(Buffer.from(device.publicKey, 'base64')).digest('hex'), 'serial = SHA-256 of the public key (DER SPKI)');
+  t.equal(device.serialNumber, createHash('sha256').update(Buffer.from(device.publicKey, 'base64')).digest('hex'), 'serial = SHA-256 of the public key (the uncompressed point)');
+  t.equal(Buffer.from(device.publicKey, 'base64').length, 65, 'the public key is the 65-byte uncompressed point');
   t.match(device.certificate, /NOT CERTIFIED/, 'the certificate says plainly it is not certified');
   t.equal(ref.clientSerialNumber, 's1', 'the cash register is the shop');
   t.equal(ref.transactionNumber, 51);
@@ -321,4 +323,13 @@ t.test('processData puts each rate under its DSFinV-K letter and refuses a rate 
   t.match(transferProcessData({ '16': 100 }), { kind: 'unsignable', reason: /16 %/ });
   t.equal(fiscalAmount(-5), '-0.05');
   t.match(receiptProcessData({ '16': 100 }, { amount: 100, method: 'cash' }), { kind: 'unsignable', reason: /16 %/ });
+});
+
+t.test('a local TSS kept with a DER SPKI public key (before 2026-11-26) shows the uncompressed point', async (t) => {
+  const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const spki = publicKey.export({ type: 'spki', format: 'der' });
+  const point = uncompressedPoint(spki.toString('base64'));
+  t.equal(Buffer.from(point, 'base64').length, 65);
+  t.ok(pointPublicKey(point).equals(publicKey), 'the same key');
+  t.equal(uncompressedPoint(point), point, 'a point stays as it is');
 });

@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FiscalReference } from '../../subjects/fiscal.js';
 import { p, patchPos } from './checkout.js';
@@ -18,6 +18,11 @@ export interface TestTse {
   serialNumber: string;
   /** A PEM certificate body longer than 1000 characters, as real TSE certificates are. */
   certificate: string;
+}
+
+/** The key of a TSE's public key as TSEs give it (the uncompressed P-256 point, base64): DER SPKI is a fixed prefix and the point. */
+export function pointPublicKey(base64: string): KeyObject {
+  return createPublicKey({ key: Buffer.concat([Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex'), Buffer.from(base64, 'base64')]), format: 'der', type: 'spki' });
 }
 
 export function testTse(): TestTse {

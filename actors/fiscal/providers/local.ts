@@ -9,14 +9,15 @@ import * as db from './local-sql.js';
  * (BSI TR-03153): nothing it signs fulfils the KassenSichV, and its certificate says so.
  *
  * One ECDSA P-256 key pair per project, made on first use and kept in Postgres (fiscal_local_tss);
- * serial number = SHA-256 of the public key (DER SPKI), hex. Each signature takes the next
- * signature counter (and a start the next transaction number) from that row, locked in the
- * transaction that keeps the signed log, which is unique per (transaction, revision): a repeated
- * call answers the kept log (no counter is used up). The signer of a project is an actor: the
- * revisions asked for while it signs wait in its mailbox and are signed together, in one
- * transaction that holds the row once for all of them (a TSS signs one revision after another
- * anyway; this way a burst of sales costs one lock, two statements and one commit, not as many
- * as it has revisions, and waiting signers hold no database connection). It signs
+ * its public key as TSEs give theirs (and the DFKA code and tse.csv carry it): the uncompressed
+ * point (0x04 ‖ x ‖ y, 65 bytes), base64; serial number = SHA-256 of those 65 bytes, hex. Each
+ * signature takes the next signature counter (and a start the next transaction number) from that
+ * row, locked in the transaction that keeps the signed log, which is unique per (transaction,
+ * revision): a repeated call answers the kept log (no counter is used up). The signer of a project
+ * is an actor: the revisions asked for while it signs wait in its mailbox and are signed together,
+ * in one transaction that holds the row once for all of them (a TSS signs one revision after
+ * another anyway; this way a burst of sales costs one lock, two statements and one commit, not as
+ * many as it has revisions, and waiting signers hold no database connection). It signs
  *
  *     local-v1;<counter>;<timestamp>;<processType>;<processData>;<transactionNumber>
  *
@@ -156,15 +157,28 @@ async function loadTss(sql: Sql, project: string): Promise<Tss> {
       signatureAlgorithm: LocalSignatureAlgorithm,
       logTimeFormat: 'unixTime',
       certificate: row.certificate,
-      publicKey: row.public_key,
+      publicKey: uncompressedPoint(row.public_key),
     },
   };
 }
 
+/**
+ * The DER SPKI of a P-256 key is this prefix and the uncompressed point. TSSs made before
+ * 2026-11-26 kept the SPKI (and their serial, its hash, stays theirs); they show the point too.
+ */
+const P256SpkiPrefix = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
+
+export function uncompressedPoint(publicKey: string): string {
+  const der = Buffer.from(publicKey, 'base64');
+  return der.length === P256SpkiPrefix.length + 65 && der.subarray(0, P256SpkiPrefix.length).equals(P256SpkiPrefix)
+    ? der.subarray(P256SpkiPrefix.length).toString('base64')
+    : publicKey;
+}
+
 function newTss(): db.TssRow {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const spki = publicKey.export({ type: 'spki', format: 'der' });
-  const serial = createHash('sha256').update(spki).digest('hex');
+  const point = publicKey.export({ type: 'spki', format: 'der' }).subarray(P256SpkiPrefix.length);
+  const serial = createHash('sha256').update(point).digest('hex');
   const certificate = [
     'NOT CERTIFIED: the local software signer of checkout-platform, not a TSE certified by the BSI (TR-03153).',
     'Sales signed with it are not fiscalized (KassenSichV); do not register it with the tax office.',
@@ -173,7 +187,7 @@ function newTss(): db.TssRow {
   ].join('\n');
   return {
     private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    public_key: spki.toString('base64'),
+    public_key: point.toString('base64'),
     serial_number: serial,
     certificate,
   };
