@@ -103,6 +103,22 @@ t.test('an expired token is renewed once (401, one POST /auth) and the sale is s
   t.equal(fiskaly.count('POST', '/auth') - authsBefore, 1, 'exactly one new sign-in');
 });
 
+t.test("a payment while the start is still on its way: the finish waits for the start's answer instead of asking for it again", async (t) => {
+  fiskaly.delayMs = 400;
+  try {
+    const id = await created();
+    // Paid at once: the finish job arrives while the start's call is still waiting for the TSE.
+    await finishPayment(svc, fx, id, 'successful');
+    const order = await fiscalizedOrder(id);
+    t.notOk(order.fiscalReference.logs[1].error, 'signed');
+    t.equal(fiskaly.revisionCalls(id, 1), 1, 'revision 1 asked for once');
+    t.equal(fiskaly.revisionCalls(id, 2), 1, 'revision 2 asked for once');
+    t.equal(fiskaly.signedRevisions(id), 2);
+  } finally {
+    fiskaly.delayMs = 0;
+  }
+});
+
 t.test('503s, then success: one transaction revision in effect, signed once', async (t) => {
   const id = await created();
   await fiscalizedOrderStart(id);

@@ -48,6 +48,13 @@ export interface FiscalJobsDeps {
 
 export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
   const { sql, log, providers, eventsWritten } = deps;
+  /**
+   * The starts this process is asking for, by processKey, until their batch has recorded them. A
+   * finish arrives while its start is still on its way more often than not (a TSE answers in tens
+   * of milliseconds, a customer pays in less): it waits for that answer instead of asking the TSE
+   * for the same revision again (a third of fiskaly's calls were such repeats).
+   */
+  const startsInFlight = new Map<string, Promise<ProviderResult<StartedTransaction>>>();
 
   /**
    * A batch of jobs (those that arrived together) costs one read, the provider's calls (side by
@@ -71,7 +78,11 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
         return decide(job, p, states.get(key));
       }),
     );
-    await db.recordStarts(sql, decisions.flatMap((d) => (d.start ? [d.start] : [])));
+    try {
+      await db.recordStarts(sql, decisions.flatMap((d) => (d.start ? [d.start] : [])));
+    } finally {
+      for (const p of parsed) if (p?.step === 'start') startsInFlight.delete(db.processKey(p.project, p.processID));
+    }
     const recorded = await db.recordFinishes(sql, decisions.flatMap((d) => (d.finish ? [d.finish.record] : [])));
     if (recorded.size) eventsWritten();
     for (const { finish } of decisions) {
@@ -99,7 +110,16 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
     const startedBefore = started !== undefined;
     let result: ProviderResult<unknown> | undefined;
     if (!started) {
-      const answer: ProviderResult<StartedTransaction> = provider ? await provider.start(address) : unavailable(providerName);
+      const key = db.processKey(project, processID);
+      // A start that failed or threw leaves the finish to ask itself, as it would have.
+      const inFlight = step === 'start' ? undefined : await startsInFlight.get(key)?.catch(() => undefined);
+      let answer: ProviderResult<StartedTransaction>;
+      if (inFlight?.kind === 'signed') answer = inFlight;
+      else {
+        const asked = provider ? provider.start(address) : Promise.resolve(unavailable(providerName));
+        if (step === 'start') startsInFlight.set(key, asked);
+        answer = await asked;
+      }
       if (answer.kind === 'signed') started = answer.value;
       else result = answer;
     }

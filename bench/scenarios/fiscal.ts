@@ -50,7 +50,7 @@ export async function fiscalScenario(): Promise<string[]> {
       ...describe('  provider fiskaly (stand-in)', cloud),
       `  local at ${pct(local)} of none's flows/s; goal ≥ 90% and every step's p99 ≤ 50 ms: ${ratio(local) >= 0.9 && worstP99(local) <= 50 && local.failures === 0 ? 'met' : 'NOT met'}`,
       `  fiskaly at ${pct(cloud)} of none's flows/s; goal ≥ 85%: ${ratio(cloud) >= 0.85 && cloud.failures === 0 ? 'met' : 'NOT met'}`,
-      `  the stand-in signed ${fiskaly.signatureCounter()} logs in ${fiskaly.calls.length} calls`,
+      `  the stand-in signed ${fiskaly.signatureCounter()} logs in ${fiskaly.calls.length} calls, ${fiskaly.calls.filter((c) => c.method === 'PUT' && c.path.includes('/tx/')).length} of them transaction revisions`,
     ];
   } finally {
     await bench.close();
