@@ -280,3 +280,11 @@ t.test('keeps the API secret, the admin PIN and the tokens out of every log line
   t.same(leaks, [], `no secret in any of ${lines.length} log lines and ${reasons.length} reasons`);
   t.ok(reasons.some((r) => r.includes('[redacted]')), "fiskaly's echo of a secret is redacted");
 });
+
+t.test('the first starts, side by side, ask for the TSS once', async (t) => {
+  const standIn = await startFiskalyStandIn(t);
+  const { provider } = setup(standIn);
+  const results = await Promise.all(Array.from({ length: 8 }, () => provider.start(address(standIn))));
+  t.same(results.map((r) => r.kind), Array(8).fill('signed'));
+  t.equal(standIn.count('GET', `/tss/${standIn.tssId}`), 1, 'one GET of the TSS');
+});

@@ -45,6 +45,7 @@ export function createFiskalyProvider(options: FiskalyProviderOptions): TseProvi
   const recentTokens: string[] = [];
   let authenticating: Promise<Step<string>> | undefined;
   let device: SecurityDeviceModule | undefined;
+  let deviceAsked: Promise<Step<SecurityDeviceModule>> | undefined;
   const registeredClients = new Set<string>();
   // Admin logins of a TSS are one session: registrations run one after another, so one's logout never ends another's login.
   let adminQueue: Promise<unknown> = Promise.resolve();
@@ -144,8 +145,14 @@ export function createFiskalyProvider(options: FiskalyProviderOptions): TseProvi
     return step;
   }
 
-  async function deviceOf(token: string): Promise<Step<SecurityDeviceModule>> {
-    if (device) return ok(device);
+  /** The TSS's device, asked for once: the starts of a first batch, side by side, share one GET. */
+  function deviceOf(token: string): Promise<Step<SecurityDeviceModule>> {
+    if (device) return Promise.resolve(ok(device));
+    deviceAsked ??= askDevice(token).finally(() => (deviceAsked = undefined));
+    return deviceAsked;
+  }
+
+  async function askDevice(token: string): Promise<Step<SecurityDeviceModule>> {
     const answer = await call('GET', tssPath, token);
     if ('kind' in answer) return answer;
     const step = classify(answer, `GET ${tssPath}`, parsed(TssAnswer, `GET ${tssPath}`));
