@@ -124,11 +124,6 @@ export async function fullFlowScenario(): Promise<string[]> {
 }
 
 /** A flow's figures: flows/s, each step's p50 and p99, and what a flow cost when its CPU was measured. */
-/** A flow's turns when it ran in more than one: ", turns 224 172 179" (flows/s, in the order they ran). */
-function turns(r: FlowResult): string {
-  return r.turnFlowsPerSecond.length > 1 ? `; turns ${r.turnFlowsPerSecond.map((f) => f.toFixed(0)).join(' ')}` : '';
-}
-
 export function describe(name: string, r: FlowResult): string[] {
   const failures = r.failures ? `  (${r.failures} failed flows; first: ${r.firstFailure})` : '';
   return [
@@ -136,4 +131,9 @@ export function describe(name: string, r: FlowResult): string[] {
     ...r.steps.map((s) => `    ${s.name.padEnd(32)} p50 ${s.p50.toFixed(1).padStart(5)} ms   p99 ${s.p99.toFixed(1).padStart(5)} ms`),
     ...(r.cpu ? [`  ${formatCpu(r.cpu, r.flows, 'flow')}`] : []),
   ];
+}
+
+/** A flow's turns when it ran in more than one: "; turns 224 172 179" (flows/s, in the order they ran). */
+function turns(r: FlowResult): string {
+  return r.turnFlowsPerSecond.length > 1 ? `; turns ${r.turnFlowsPerSecond.map((f) => f.toFixed(0)).join(' ')}` : '';
 }
