@@ -114,10 +114,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   try {
     const port = (base: number, i: number) => freePort(options.wellKnownPorts ? base + i : 0);
     const count = options.natsNodes ?? 3;
-    const nodePorts = [];
-    for (let i = 0; i < count; i++) nodePorts.push({ port: await port(4231, i), clusterPort: await port(6231, i), monitorPort: await port(8231, i) });
-    const routes = nodePorts.map((p) => `nats-route://127.0.0.1:${p.clusterPort}`);
-    const nats = await Promise.all(nodePorts.map((p, i) => startNode(dir, `nats-${i + 1}`, p, routes)));
+    const nats = await startNodes(dir, count, port);
     stops.push(() => Promise.all(nats.map((n) => n.kill('SIGTERM'))));
     const natsUrl = nats.map((n) => n.url).join(',');
     say(`NATS cluster ${ClusterName}: ${nats.map((n) => `${n.name} ${n.url}`).join(', ')}`);
@@ -174,6 +171,28 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/**
+ * The NATS nodes, on ports found free. A port found free can be taken before its node binds it
+ * (tests run side by side): then every node that started is stopped and all of them start again
+ * on other ports, up to three times (each node's routes name every other node's port). A node that
+ * failed otherwise stops the others too (before, they were left running).
+ */
+async function startNodes(dir: string, count: number, port: (base: number, i: number) => Promise<number>): Promise<NatsNode[]> {
+  for (let attempt = 1; ; attempt++) {
+    const nodePorts = [];
+    for (let i = 0; i < count; i++) nodePorts.push({ port: await port(4231, i), clusterPort: await port(6231, i), monitorPort: await port(8231, i) });
+    const routes = nodePorts.map((p) => `nats-route://127.0.0.1:${p.clusterPort}`);
+    const started = await Promise.allSettled(nodePorts.map((p, i) => startNode(dir, `nats-${i + 1}`, p, routes)));
+    const nodes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (!failed) return nodes;
+    await Promise.all(nodes.map((n) => n.kill('SIGTERM')));
+    if (attempt === 3 || !String(failed.reason).includes('address already in use')) throw failed.reason;
+    // The next attempt starts the cluster afresh: no store remembers the routes of this one.
+    await Promise.all(nodePorts.map((_, i) => rm(path.join(dir, `nats-${i + 1}`), { recursive: true, force: true })));
   }
 }
 
