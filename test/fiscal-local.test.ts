@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import t from 'tap';
 import type { TseProvider } from '../actors/fiscal/provider.js';
-import { uncompressedPoint } from '../actors/fiscal/providers/local.js';
+import { createLocalProvider, uncompressedPoint } from '../actors/fiscal/providers/local.js';
 import { fiscalAmount, receiptProcessData, transferProcessData } from '../src/domain/fiscal/process-data.js';
 import { fiscalJob } from '../subjects/fiscal.js';
 import { finishPayment, p, seedCheckout, watchEvents } from './support/checkout.js';
@@ -24,6 +24,7 @@ const unreachable = { on: false };
 const crashAfterFinish = new Set<string>();
 const wrap = (provider: TseProvider): TseProvider => ({
   name: provider.name,
+  ...(provider.keepsStarts ? { keepsStarts: true } : {}),
   start: async (tx) => (unreachable.on ? { kind: 'retry', reason: 'connect ECONNREFUSED (test)' } : provider.start(tx)),
   finish: async (request) => {
     if (unreachable.on) return { kind: 'retry', reason: 'connect ECONNREFUSED (test)' };
@@ -332,4 +333,35 @@ t.test('a local TSS kept with a DER SPKI public key (before 2026-11-26) shows th
   t.equal(Buffer.from(point, 'base64').length, 65);
   t.ok(pointPublicKey(point).equals(publicKey), 'the same key');
   t.equal(uncompressedPoint(point), point, 'a point stays as it is');
+});
+
+t.test('two signers of one project side by side (two worker processes) share its counters: none repeats or skips, a finish answers its start', async (t) => {
+  const project = 'two-signers';
+  const [a, b] = [createLocalProvider({ sql: svc.sql }), createLocalProvider({ sql: svc.sql })];
+  const address = (i: number) => ({ project, tssId: project, clientId: 'c', clientSerialNumber: 's1', transactionId: `tx-${i}` });
+  const finish = (i: number) => ({ ...address(i), processType: 'Kassenbeleg-V1', processData: `Beleg^${i}.00_0.00_0.00_0.00_0.00^${i}.00:Bar` });
+  // Each transaction started by one signer and finished by the other, all at once; every fifth
+  // finished without a start (the start job never ran): the finish starts it.
+  const answers = await Promise.all(
+    Array.from({ length: 40 }, async (_, i) => {
+      const [starter, finisher] = i % 2 ? [a, b] : [b, a];
+      const started = i % 5 === 0 ? undefined : starter.start(address(i));
+      const finished = await finisher.finish(finish(i));
+      return { started: await started, finished };
+    }),
+  );
+  const device = await a.device(project);
+  const logs = await svc.sql<{ transaction_id: string; revision: number; transaction_number: number; counter: number }[]>`
+    select transaction_id, revision, transaction_number::int, counter::int from fiscal_local_logs where project = ${project} order by counter`;
+  t.same(logs.map((l) => l.counter), Array.from({ length: 80 }, (_, i) => i + 1), 'signature counters 1..80: no gap, no repeat');
+  t.same([...new Set(logs.map((l) => l.transaction_number))].sort((x, y) => x - y), Array.from({ length: 40 }, (_, i) => i + 1), 'transaction numbers 1..40');
+  answers.forEach(({ started, finished }, i) => {
+    if (finished.kind !== 'signed' || (started && started.kind !== 'signed')) return t.fail(`transaction ${i} not signed`);
+    const kept = logs.filter((l) => l.transaction_id === `tx-${i}`);
+    t.same(kept.map((l) => l.revision), [1, 2], `transaction ${i}: one start, one finish`);
+    t.same([finished.value.started?.log.counter, finished.value.log.counter], kept.map((l) => l.counter), `transaction ${i}: the finish answers the start kept`);
+    if (started?.kind === 'signed') t.equal(started.value.log.counter, kept[0]!.counter, `transaction ${i}: the start's own answer is the one kept`);
+    const reference = { securityDeviceModule: device, transactionNumber: finished.value.transactionNumber };
+    if (!verifies(reference, finished.value.log) || !verifies(reference, finished.value.started!.log)) t.fail(`transaction ${i}: a signature does not verify`);
+  });
 });

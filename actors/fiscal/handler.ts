@@ -14,8 +14,8 @@ import * as db from './sql.js';
  * checkout process actor writes to the outbox with the change that causes them: `start` when a
  * process is created, `finish` when it ends. The jobs that arrive within BatchGatherMs of each
  * other are one batch: one statement reads what is recorded of their transactions, the provider is
- * asked for what is missing (the calls side by side), and one statement records the batch's starts,
- * one its finishes, each finish with the order's fiscalReference (kept with the transaction;
+ * asked for what is missing (the calls side by side), and one statement records the batch's starts
+ * (of providers that do not keep them: provider.ts keepsStarts), one its finishes, each finish with the order's fiscalReference (kept with the transaction;
  * readers add it to the order), its `fiscalized` event and (final orders) its receipt job. A
  * recorded revision makes a repeated job do nothing, and the provider answers a repeated revision
  * with what it signed before, so a worker that died between the answer and its ack costs no second
@@ -58,7 +58,7 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
 
   /**
    * A batch of jobs (those that arrived together) costs one read, the provider's calls (side by
-   * side; the local signer signs them in one transaction), one statement for the starts and one
+   * side; the local signer signs them with one read and one write), one statement for the starts and one
    * for the finishes, whatever its size.
    */
   const handleBatch = async (jobs: readonly Job[]): Promise<JobOutcome[]> => {
@@ -108,8 +108,10 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
         ? { device: state.device, transactionNumber: state.transaction_number, log: { ...state.start_log, time: '', signature: state.start_log.signature ?? '' } }
         : undefined;
     const startedBefore = started !== undefined;
+    // A provider that keeps its starts answers the start with the finish (provider.ts keepsStarts).
+    const finishStarts = step !== 'start' && parsed.unsignable === undefined && provider?.keepsStarts === true;
     let result: ProviderResult<unknown> | undefined;
-    if (!started) {
+    if (!started && !finishStarts) {
       const key = db.processKey(project, processID);
       // A start that failed or threw leaves the finish to ask itself, as it would have.
       const inFlight = step === 'start' ? undefined : await startsInFlight.get(key)?.catch(() => undefined);
@@ -135,7 +137,7 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
     });
 
     if (step === 'start') {
-      if (started) return { outcome: { kind: 'done' }, start: startRecord(started) };
+      if (started) return provider?.keepsStarts ? done : { outcome: { kind: 'done' }, start: startRecord(started) };
       if (job.lastAttempt || result!.kind === 'failed') {
         // The finish starts the transaction itself, or records the outage.
         log.error({ ...context, reason: reasonOf(result!) }, 'TSE start failed; the finish will try again');
@@ -145,10 +147,12 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
     }
 
     let finished: StartedTransaction | undefined;
-    if (started && parsed.unsignable === undefined) {
+    if ((started || finishStarts) && parsed.unsignable === undefined) {
       const answer = provider ? await provider.finish({ ...address, processType: parsed.processType ?? '', processData: parsed.processData ?? '' }) : unavailable(providerName);
-      if (answer.kind === 'signed') finished = answer.value;
-      else result = answer;
+      if (answer.kind === 'signed') {
+        finished = answer.value;
+        started ??= answer.value.started;
+      } else result = answer;
     }
     const finishEntry: FiscalLogEntry = finished
       ? logEntry(finished.log)
@@ -209,7 +213,7 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
 
 /**
  * How long a batch waits for more jobs after its first. A batch costs about the same whatever its
- * size (a read, a signing transaction, two records), and nobody waits for a signature on the HTTP
+ * size (a read, the signer's read and write, the records), and nobody waits for a signature on the HTTP
  * path: at 170 sales a second, 20 ms made batches of about eleven jobs instead of two or three, and
  * cut what signing costs Postgres by half (README "Benchmarks", the figures of 2026-11-26).
  */

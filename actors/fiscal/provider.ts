@@ -45,6 +45,8 @@ export interface FinishedTransaction {
   device: SecurityDeviceModule;
   transactionNumber: number;
   log: SignedLog;
+  /** The transaction's start as the TSE keeps it: answered by providers that keep their starts (TseProvider.keepsStarts). */
+  started?: StartedTransaction;
 }
 
 export interface FinishRequest extends TransactionAddress {
@@ -63,6 +65,14 @@ export type ProviderResult<T> = { kind: 'signed'; value: T } | { kind: 'retry'; 
 
 export interface TseProvider {
   readonly name: 'fiskaly' | 'local';
+  /**
+   * The provider keeps each transaction's start where the jobs can read it cheaply, and answers it
+   * with the finish (starting the transaction first when nothing started it): the local signer,
+   * whose logs are in this database. Its start jobs record nothing, and its finishes ask for the
+   * finish alone, so a sale costs one recorded row and one signing round fewer. Unset: the jobs
+   * record the start, and a finish asks for the start first when none is recorded (fiskaly).
+   */
+  readonly keepsStarts?: boolean;
   start(tx: TransactionAddress): Promise<ProviderResult<StartedTransaction>>;
   finish(request: FinishRequest): Promise<ProviderResult<FinishedTransaction>>;
 }

@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import type { Sql } from '../../../src/infra/postgres.js';
 import { LocalSignatureAlgorithm, type SecurityDeviceModule } from '../../../subjects/fiscal.js';
-import type { FinishRequest, ProviderResult, SignedLog, StartedTransaction, TransactionAddress, TseProvider } from '../provider.js';
+import type { FinishedTransaction, FinishRequest, ProviderResult, SignedLog, StartedTransaction, TransactionAddress, TseProvider } from '../provider.js';
 import * as db from './local-sql.js';
 
 /**
@@ -12,12 +12,14 @@ import * as db from './local-sql.js';
  * its public key as TSEs give theirs (and the DFKA code and tse.csv carry it): the uncompressed
  * point (0x04 ‖ x ‖ y, 65 bytes), base64; serial number = SHA-256 of those 65 bytes, hex. Each
  * signature takes the next signature counter (and a start the next transaction number) from that
- * row, locked in the transaction that keeps the signed log, which is unique per (transaction,
- * revision): a repeated call answers the kept log (no counter is used up). The signer of a project
- * is an actor: the revisions asked for while it signs wait in its mailbox and are signed together,
- * in one transaction that holds the row once for all of them (a TSS signs one revision after
- * another anyway; this way a burst of sales costs one lock, two statements and one commit, not as
- * many as it has revisions, and waiting signers hold no database connection). It signs
+ * row, kept with the signed log (unique per transaction and revision) in one statement that writes
+ * only if no other signer moved the counters since they were read: a repeated call answers the
+ * kept log (no counter is used up). A finish answers its transaction's start with it (the jobs
+ * record no start of their own: provider.ts keepsStarts). The signer of a project is an actor:
+ * the revisions asked for while it signs wait in its mailbox and are signed together, with one
+ * read and one write for all of them (a TSS signs one revision after another anyway; this way a
+ * burst of sales costs two statements, not as many as it has revisions, and waiting signers hold
+ * no database connection). It signs
  *
  *     local-v1;<counter>;<timestamp>;<processType>;<processData>;<transactionNumber>
  *
@@ -39,7 +41,7 @@ interface Tss {
 const Start = 1;
 const Finish = 2;
 
-/** Revisions one signing transaction takes at most. */
+/** Revisions one read and write of the signer take at most. */
 const MaxBatch = 64;
 
 /** A revision waiting in its project's signer mailbox. */
@@ -48,7 +50,7 @@ interface Asked {
   revision: number;
   processType: string;
   processData: string;
-  answer(result: ProviderResult<StartedTransaction>): void;
+  answer(result: ProviderResult<FinishedTransaction>): void;
   fail(err: unknown): void;
 }
 
@@ -76,7 +78,7 @@ export function createLocalProvider(deps: { sql: Sql }): LocalProvider {
   const mailboxes = new Map<string, Asked[]>();
 
   const signRevision = (address: TransactionAddress, revision: number, processType: string, processData: string) =>
-    new Promise<ProviderResult<StartedTransaction>>((answer, fail) => {
+    new Promise<ProviderResult<FinishedTransaction>>((answer, fail) => {
       const asked: Asked = { transactionId: address.transactionId, revision, processType, processData, answer, fail };
       const waiting = mailboxes.get(address.project);
       if (waiting) return void waiting.push(asked);
@@ -87,7 +89,7 @@ export function createLocalProvider(deps: { sql: Sql }): LocalProvider {
   const signWaiting = async (project: string) => {
     const waiting = mailboxes.get(project)!;
     // A batch of jobs asks for all of its revisions in one go, the first of them starting this
-    // signer: a microtask later they are all here, and one transaction signs them.
+    // signer: a microtask later they are all here, and one read and write sign them.
     await Promise.resolve();
     while (waiting.length) {
       const batch = waiting.splice(0, MaxBatch);
@@ -101,40 +103,61 @@ export function createLocalProvider(deps: { sql: Sql }): LocalProvider {
     mailboxes.delete(project);
   };
 
-  /** Signs a batch in order in one transaction; a revision kept before is answered as kept. */
-  const signBatch = async (project: string, batch: readonly Asked[]): Promise<Array<ProviderResult<StartedTransaction>>> => {
+  /**
+   * Signs a batch in order; a revision kept before is answered as kept, and a finish answers its
+   * transaction's start too (signed first when nothing started the transaction). Optimistic: the
+   * counters and the kept logs are read, the batch is signed, and one statement keeps the new logs
+   * with the counters they used up, unless another signer (a worker process beside this one) moved
+   * the counters since the read: then the batch is read and signed again, and what that signer
+   * kept is answered as kept. No transaction stays open (and no row locked) while this process
+   * signs, and a batch costs two statements.
+   */
+  const signBatch = async (project: string, batch: readonly Asked[]): Promise<Array<ProviderResult<FinishedTransaction>>> => {
     const tss = await tssOf(project);
-    return sql.begin(async (tx) => {
-      const locked = await db.lockTss(tx, project, [...new Set(batch.map((a) => a.transactionId))]);
-      if (!locked) throw new Error(`the local TSS of project ${project} is gone`);
-      const kept = new Map(locked.kept.map((log) => [`${log.transaction_id}/${log.revision}`, log]));
-      const counters = { signatureCounter: locked.signatureCounter, transactionNumber: locked.transactionNumber };
-      const unixTime = Math.floor(Date.now() / 1000);
-      const signed: db.KeptLog[] = [];
-      const results = batch.map((asked): ProviderResult<StartedTransaction> => {
-        const { transactionId, revision, processType, processData } = asked;
-        const before = kept.get(`${transactionId}/${revision}`);
-        if (before) return { kind: 'signed', value: { device: tss.device, transactionNumber: before.transaction_number, log: signedLog(before) } };
-        const transactionNumber = revision === Start ? ++counters.transactionNumber : kept.get(`${transactionId}/${Start}`)?.transaction_number;
-        if (transactionNumber === undefined) return { kind: 'failed', reason: `transaction ${transactionId} was never started` };
-        const log = { transaction_id: transactionId, revision, transaction_number: transactionNumber, counter: ++counters.signatureCounter, unix_time: unixTime, process_type: processType, process_data: processData, signature: '' };
-        const message = localSignedMessage({ counter: log.counter, timestamp: String(unixTime), processType, processData }, transactionNumber);
-        log.signature = sign('sha256', Buffer.from(message, 'utf8'), { key: tss.key, dsaEncoding: 'ieee-p1363' }).toString('base64');
-        kept.set(`${transactionId}/${revision}`, log);
-        signed.push(log);
-        return { kind: 'signed', value: { device: tss.device, transactionNumber, log: signedLog(log) } };
-      });
-      if (signed.length) await db.keepLogs(tx, project, signed, counters);
-      return results;
-    });
+    const transactionIds = [...new Set(batch.map((a) => a.transactionId))];
+    for (let attempt = 1; ; attempt++) {
+      const read = await db.readTss(sql, project, transactionIds);
+      if (!read) throw new Error(`the local TSS of project ${project} is gone`);
+      const { results, signed, counters } = signInOrder(tss, batch, read);
+      if (!signed.length || (await db.keepLogs(sql, project, signed, read, counters))) return results;
+      if (attempt === MaxSigningAttempts) throw new Error(`the local TSS of project ${project} kept changing under this signer (${attempt} attempts)`);
+    }
   };
 
   return {
     name: 'local',
+    keepsStarts: true,
     device: async (project) => (await tssOf(project)).device,
     start: (tx) => signRevision(tx, Start, '', ''),
     finish: (request: FinishRequest) => signRevision(request, Finish, request.processType, request.processData),
   };
+}
+
+/** Another signer's write between a batch's read and its write makes it sign again; after this many, the jobs try later. */
+const MaxSigningAttempts = 10;
+
+/** What a batch answers, given the counters and kept logs read: the logs newly signed, and the counters after them. */
+function signInOrder(tss: Tss, batch: readonly Asked[], read: db.TssCounters & { kept: db.KeptLog[] }) {
+  const kept = new Map(read.kept.map((log) => [`${log.transaction_id}/${log.revision}`, log]));
+  const counters = { signatureCounter: read.signatureCounter, transactionNumber: read.transactionNumber };
+  const unixTime = Math.floor(Date.now() / 1000);
+  const signed: db.KeptLog[] = [];
+  const signNew = (transactionId: string, revision: number, transactionNumber: number, processType: string, processData: string): db.KeptLog => {
+    const log = { transaction_id: transactionId, revision, transaction_number: transactionNumber, counter: ++counters.signatureCounter, unix_time: unixTime, process_type: processType, process_data: processData, signature: '' };
+    const message = localSignedMessage({ counter: log.counter, timestamp: String(unixTime), processType, processData }, transactionNumber);
+    log.signature = sign('sha256', Buffer.from(message, 'utf8'), { key: tss.key, dsaEncoding: 'ieee-p1363' }).toString('base64');
+    kept.set(`${transactionId}/${revision}`, log);
+    signed.push(log);
+    return log;
+  };
+  const answer = (log: db.KeptLog): StartedTransaction => ({ device: tss.device, transactionNumber: log.transaction_number, log: signedLog(log) });
+  const results = batch.map(({ transactionId, revision, processType, processData }): ProviderResult<FinishedTransaction> => {
+    const start = kept.get(`${transactionId}/${Start}`) ?? signNew(transactionId, Start, ++counters.transactionNumber, '', '');
+    if (revision === Start) return { kind: 'signed', value: answer(start) };
+    const finish = kept.get(`${transactionId}/${revision}`) ?? signNew(transactionId, revision, start.transaction_number, processType, processData);
+    return { kind: 'signed', value: { ...answer(finish), started: answer(start) } };
+  });
+  return { results, signed, counters };
 }
 
 function signedLog(row: db.LogRow): SignedLog {
