@@ -335,6 +335,21 @@ t.test('a local TSS kept with a DER SPKI public key (before 2026-11-26) shows th
   t.equal(uncompressedPoint(point), point, 'a point stays as it is');
 });
 
+t.test("a signer that makes a project's TSS while another worker process is keeping one answers the one kept", async (t) => {
+  const project = 'made-at-once';
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  let device: ReturnType<ReturnType<typeof createLocalProvider>['device']> | undefined;
+  await svc.sql.begin(async (tx) => {
+    await tx`
+      insert into fiscal_local_tss (project, private_key, public_key, serial_number, certificate)
+      values (${project}, ${privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()}, ${uncompressedPoint(publicKey.export({ type: 'spki', format: 'der' }).toString('base64'))}, 'kept-first', 'test')`;
+    // This signer finds no TSS (not committed yet), makes one, and its insert waits for this transaction.
+    device = createLocalProvider({ sql: svc.sql }).device(project);
+    await sleep(300);
+  });
+  t.equal((await device!).serialNumber, 'kept-first', 'the TSS the other kept');
+});
+
 t.test('two signers of one project side by side (two worker processes) share its counters: none repeats or skips, a finish answers its start', async (t) => {
   const project = 'two-signers';
   const [a, b] = [createLocalProvider({ sql: svc.sql }), createLocalProvider({ sql: svc.sql })];

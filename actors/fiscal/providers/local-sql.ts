@@ -16,19 +16,20 @@ export async function findTss(db: Db, project: string): Promise<TssRow | undefin
   return row;
 }
 
-/** Keeps a new key pair of a project unless another worker kept one first; answers the one kept. */
+/**
+ * Keeps a new key pair of a project unless another worker kept one first; answers the one kept.
+ * Another worker's row, kept while this insert ran, is committed once the insert meets it, but the
+ * statement's snapshot is older and cannot read it: a second statement does.
+ */
 export async function insertTss(db: Db, project: string, tss: TssRow): Promise<TssRow> {
   const [row] = await db<TssRow[]>`
-    with inserted as (
-      insert into fiscal_local_tss (project, private_key, public_key, serial_number, certificate)
-      values (${project}, ${tss.private_key}, ${tss.public_key}, ${tss.serial_number}, ${tss.certificate})
-      on conflict (project) do nothing
-      returning private_key, public_key, serial_number, certificate
-    )
-    select * from inserted
-    union all
-    select private_key, public_key, serial_number, certificate from fiscal_local_tss where project = ${project} and not exists (select from inserted)`;
-  return row!;
+    insert into fiscal_local_tss (project, private_key, public_key, serial_number, certificate)
+    values (${project}, ${tss.private_key}, ${tss.public_key}, ${tss.serial_number}, ${tss.certificate})
+    on conflict (project) do nothing
+    returning private_key, public_key, serial_number, certificate`;
+  const kept = row ?? (await findTss(db, project));
+  if (!kept) throw new Error(`the local TSS of project ${project} was neither kept nor found`);
+  return kept;
 }
 
 export interface LogRow {
