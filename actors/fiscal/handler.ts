@@ -15,8 +15,9 @@ import * as db from './sql.js';
  * process is created, `finish` when it ends. The jobs that arrive within BatchGatherMs of each
  * other are one batch: one statement reads what is recorded of their transactions, the provider is
  * asked for what is missing (the calls side by side), and one statement records the batch's starts
- * (of providers that do not keep them: provider.ts keepsStarts), one its finishes, each finish with the order's fiscalReference (kept with the transaction;
- * readers add it to the order), its `fiscalized` event and (final orders) its receipt job. A
+ * (of providers that do not keep them: provider.ts keepsStarts), one its finishes, each finish
+ * with the order's fiscalReference (kept with the transaction; readers add it to the order), its
+ * `fiscalized` event and (final orders) its receipt job. A
  * recorded revision makes a repeated job do nothing, and the provider answers a repeated revision
  * with what it signed before, so a worker that died between the answer and its ack costs no second
  * signature.
@@ -58,8 +59,8 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
 
   /**
    * A batch of jobs (those that arrived together) costs one read, the provider's calls (side by
-   * side; the local signer signs them with one read and one write), one statement for the starts and one
-   * for the finishes, whatever its size.
+   * side; the local signer signs them with one read and one write), one statement for the starts
+   * and one for the finishes, whatever its size.
    */
   const handleBatch = async (jobs: readonly Job[]): Promise<JobOutcome[]> => {
     const parsed = jobs.map((job) => readJob(FiscalJob, job, log, 'fiscal job'));
@@ -119,7 +120,8 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
       if (inFlight?.kind === 'signed') answer = inFlight;
       else {
         const asked = provider ? provider.start(address) : Promise.resolve(unavailable(providerName));
-        if (step === 'start') startsInFlight.set(key, asked);
+        // A provider that keeps its starts answers them with the finish: no finish waits for one.
+        if (step === 'start' && !provider?.keepsStarts) startsInFlight.set(key, asked);
         answer = await asked;
       }
       if (answer.kind === 'signed') started = answer.value;
@@ -213,8 +215,8 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
 
 /**
  * How long a batch waits for more jobs after its first. A batch costs about the same whatever its
- * size (a read, the signer's read and write, the records), and nobody waits for a signature on the HTTP
- * path: at 170 sales a second, 20 ms made batches of about eleven jobs instead of two or three, and
+ * size (a read, the signer's read and write, the records), and nobody waits for a signature on the
+ * HTTP path: at 170 sales a second, 20 ms made batches of about eleven jobs instead of two or three, and
  * cut what signing costs Postgres by half (README "Benchmarks", the figures of 2026-11-26).
  */
 const BatchGatherMs = 20;
