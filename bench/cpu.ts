@@ -11,7 +11,8 @@ import { readdir, readFile } from 'node:fs/promises';
  * - postgres: every process of the Postgres server (backends, WAL writer, checkpointer): the bench's
  *   database lives on a shared server, so what else it serves at the time counts too;
  * - nats-server: the bench's own nats-server (found by its store folder);
- * - bench: this process, the load generator (autocannon or the flow driver).
+ * - bench: this process, the load generator (autocannon or the flow driver), and the stand-ins of
+ *   outside services it runs in processes of their own (stand-ins.ts).
  */
 export const CpuGroups = ['service', 'postgres', 'nats-server', 'bench'] as const;
 export type CpuGroup = (typeof CpuGroups)[number];
@@ -52,7 +53,7 @@ async function pidsWhere(matches: (comm: string, cmdline: string) => boolean): P
   return pids;
 }
 
-export function cpuWatch(processes: { servicePids: readonly number[]; natsStoreDir: string }): CpuWatch {
+export function cpuWatch(processes: { servicePids: readonly number[]; natsStoreDir: string; benchPids?: readonly number[] }): CpuWatch {
   return {
     async sample() {
       const [postgres, nats] = await Promise.all([
@@ -65,7 +66,7 @@ export function cpuWatch(processes: { servicePids: readonly number[]; natsStoreD
         service: await sum(processes.servicePids),
         postgres: await sum(postgres),
         'nats-server': await sum(nats),
-        bench: (own.user + own.system) / 1000,
+        bench: (own.user + own.system) / 1000 + (await sum(processes.benchPids ?? [])),
       };
     },
   };

@@ -52,6 +52,8 @@ export interface BenchOptions {
    * processes, the shape operators scale out with.
    */
   topology?: 'single' | 'split';
+  /** Processes the bench runs beside the service (stand-ins of outside services): their CPU is the bench's. */
+  benchPids?: number[];
 }
 
 export async function startBench(options: BenchOptions = {}): Promise<Bench> {
@@ -105,7 +107,7 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
     databaseUrl,
     pids: processes.map((p) => p.pid ?? 0),
     natsMonitorUrl: `http://127.0.0.1:${natsMonitorPort}`,
-    cpu: cpuWatch({ servicePids: processes.map((p) => p.pid ?? 0), natsStoreDir }),
+    cpu: cpuWatch({ servicePids: processes.map((p) => p.pid ?? 0), natsStoreDir, benchPids: options.benchPids }),
     token: (request) => signToken({ ...request, ttl: '2h' }, { secret: Secret, issuer: 'checkout-platform', audience: 'checkout-platform' }),
     async bareServer(method, route, body) {
       const file = path.join(dir, `bare-${randomBytes(4).toString('hex')}.json`);

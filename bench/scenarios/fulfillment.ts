@@ -1,15 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
-import { startStandIn } from '../fulfillment-stand-in.js';
 import { runFlows, runFlowsInTurns, type FlowResult } from '../flows.js';
 import { startBench } from '../harness.js';
 import { seedCatalog } from '../seed.js';
+import { startStandInProcess } from '../stand-ins.js';
 import { checkoutFlow, describe } from './full-flow.js';
 
 /**
  * Issue 10's scenario: the full checkout flow of the full-flow scenario with one vending machine
- * item (reserved when the process is created, delivered once it is paid, through a local stand-in
- * of the fulfillment service answering at once), beside the same flow whose item is the same
+ * item (reserved when the process is created, delivered once it is paid, through a stand-in
+ * of the fulfillment service answering at once, in a process of its own), beside the same flow whose item is the same
  * product off the shelf (no fulfillment), so that only the fulfillment differs, in one run, in
  * alternating turns (so that the drift of a shared machine weighs on both alike). Goal: ≥ 80% of the
  * flows/s without fulfillment, every step's p99 ≤ 50 ms. Then the stand-in fails 20% of the calls
@@ -18,10 +18,10 @@ import { checkoutFlow, describe } from './full-flow.js';
 const Concurrency = Number(process.env.BENCH_FLOW_CONCURRENCY ?? 16);
 
 export async function fulfillmentScenario(): Promise<string[]> {
-  const standIn = await startStandIn();
+  const standIn = await startStandInProcess<{ url: string }>('fulfillment');
   // Calls answered 503 are tried again soon: the run measures that each paid process gets its one
   // delivery, not the production schedule's patience (1 s, 2 s, 5 s, 15 s, 1 min, ...).
-  const bench = await startBench({ env: { FULFILLMENT_URL: standIn.url, FULFILLMENT_RETRY_SCHEDULE_MS: '200,500,1000,2000' } });
+  const bench = await startBench({ env: { FULFILLMENT_URL: standIn.info.url, FULFILLMENT_RETRY_SCHEDULE_MS: '200,500,1000,2000' }, benchPids: [standIn.pid] });
   const sql = postgres(bench.databaseUrl, { max: 1, onnotice: () => {} });
   try {
     const project = 'bench-fulfillment';
@@ -48,15 +48,17 @@ export async function fulfillmentScenario(): Promise<string[]> {
     const shelf = checkoutFlow(project, token, [{ sku: 'SHELF-1', amount: 1 }]);
     const [without, withVending] = (await runFlowsInTurns(bench.url, [shelf, vending], { concurrency: Concurrency, durationSeconds: duration, turns: 4, between, cpu: bench.cpu })) as [FlowResult, FlowResult];
 
-    standIn.failureRate = 0.2;
+    await standIn.set({ failureRate: 0.2 });
     const failing = await runFlows(bench.url, vending, { concurrency: Concurrency, durationSeconds: duration, warmupSeconds: 0 });
     const settledFailing = await settle(sql);
     const states = await sql<{ state: string; n: number }[]>`
       select f ->> 'state' as state, count(*)::int as n from checkout_processes, jsonb_array_elements(fulfillments) f group by 1 order by 1`;
     const paid = await sql<{ id: string }[]>`
       select f ->> 'id' as id from checkout_processes, jsonb_array_elements(fulfillments) f where payment_state = 'successful'`;
-    const delivered = paid.filter(({ id }) => standIn.applied.get(`${id}.deliver`) === 'processing').length;
-    const extraDeliveries = [...standIn.applied.keys()].filter((key) => key.endsWith('.deliver')).length - delivered;
+    const served = await standIn.stats<{ calls: number; applied: Array<[string, string]> }>();
+    const applied = new Map(served.applied);
+    const delivered = paid.filter(({ id }) => applied.get(`${id}.deliver`) === 'processing').length;
+    const extraDeliveries = [...applied.keys()].filter((key) => key.endsWith('.deliver')).length - delivered;
 
     const ratio = withVending.flowsPerSecond / without.flowsPerSecond;
     const worstP99 = Math.max(...withVending.steps.map((s) => s.p99));
@@ -67,14 +69,14 @@ export async function fulfillmentScenario(): Promise<string[]> {
       `  every fulfillment settled at most ${settledAt} ms after a turn's last flow (4 turns each, in alternating order)`,
       `  ratio ${(ratio * 100).toFixed(1)}% of the flows/s without fulfillment`,
       `  goal ≥ 80% and every step's p99 ≤ 50 ms: ${ratio >= 0.8 && worstP99 <= 50 && withVending.failures === 0 ? 'met' : 'NOT met'}`,
-      `  with 20% of the calls answered 503: ${failing.flowsPerSecond.toFixed(0)} flows/s, settled ${settledFailing} ms after the last flow, ${standIn.calls} calls in all`,
+      `  with 20% of the calls answered 503: ${failing.flowsPerSecond.toFixed(0)} flows/s, settled ${settledFailing} ms after the last flow, ${served.calls} calls in all`,
       `    fulfillments by state: ${states.map((s) => `${s.state} ${s.n}`).join(', ')}`,
       `    paid processes ${paid.length}, each delivered once: ${delivered === paid.length && extraDeliveries === 0 ? 'yes' : `NO (${delivered} delivered, ${extraDeliveries} deliveries of unpaid processes)`}`,
     ];
   } finally {
     await sql.end();
     await bench.close();
-    standIn.server.close();
+    await standIn.stop();
   }
 }
 
