@@ -2,33 +2,37 @@ import { setPriority } from 'node:os';
 import { createInterface } from 'node:readline';
 import { startFiskalyStandIn } from '../test/support/fiskaly-stand-in.js';
 import { startStandIn } from './fulfillment-stand-in.js';
+import type { StandInKind, StandIns } from './stand-ins.js';
 
 /**
  * `node dist/bench/stand-in-process.js fiskaly|fulfillment`: a stand-in of an outside service in a
- * process of its own (stand-ins.ts starts it). An outside service runs elsewhere; on the bench's
- * event loop, its answers would wait for the load generator and the flows for its answers, which
- * no real TSE or fulfillment service does to a sale. Its CPU still counts, as the bench's.
+ * process of its own (stand-ins.ts starts it and speaks to it). An outside service runs on other
+ * machines; in the bench's process, its work would hold up the load generator.
  *
- * It writes one JSON line when it listens (what a client needs to call it), then answers each JSON
- * line on stdin with one line on stdout: `{"set": {...}}` changes its behaviour (`delayMs`,
- * `failureRate`), `{"stats": true}` tells what it was asked.
+ * It writes one JSON line when it listens (StandIns[kind].info), then answers each JSON line on
+ * stdin with one line on stdout: `{"set": {...}}` changes its behaviour (StandIns[kind].settings),
+ * `{"stats": true}` tells what it was asked (StandIns[kind].stats).
  */
-const kind = process.argv[2];
-// The lowest CPU priority: on the bench's two cores it takes only what the service, Postgres and NATS
-// leave, as an outside service on its own machine takes none of theirs. A sale never waits for its
-// answers (they are jobs), so this changes what a flow costs the service, not what it measures.
+const kind = process.argv[2] as StandInKind;
+// The lowest CPU priority: on the bench's two cores it takes only what the service, Postgres and
+// NATS leave, as an outside service on its own machine takes none of theirs. A sale never waits for
+// its answers (they are jobs); its CPU still counts, as the bench's.
 setPriority(19);
 const stops: Array<() => Promise<void>> = [];
 
-type Handle = { info: Record<string, unknown>; set(options: Record<string, unknown>): void; stats(): unknown };
+interface Handle<K extends StandInKind> {
+  info: StandIns[K]['info'];
+  set(settings: StandIns[K]['settings']): void;
+  stats(): StandIns[K]['stats'];
+}
 
-async function start(): Promise<Handle> {
+async function start(): Promise<Handle<StandInKind>> {
   if (kind === 'fiskaly') {
     const fiskaly = await startFiskalyStandIn({ teardown: (stop) => stops.push(stop) });
-    return {
+    const handle: Handle<'fiskaly'> = {
       info: { url: fiskaly.url, tssId: fiskaly.tssId, apiKey: fiskaly.apiKey, apiSecret: fiskaly.apiSecret, adminPin: fiskaly.adminPin },
-      set: (options) => {
-        if (typeof options.delayMs === 'number') fiskaly.delayMs = options.delayMs;
+      set: ({ delayMs }) => {
+        if (delayMs !== undefined) fiskaly.delayMs = delayMs;
       },
       stats: () => ({
         signatures: fiskaly.signatureCounter(),
@@ -36,17 +40,19 @@ async function start(): Promise<Handle> {
         revisionCalls: fiskaly.calls.filter((c) => c.method === 'PUT' && c.path.includes('/tx/')).length,
       }),
     };
+    return handle;
   }
   if (kind === 'fulfillment') {
     const service = await startStandIn();
     stops.push(() => new Promise((resolve) => service.server.close(() => resolve())));
-    return {
+    const handle: Handle<'fulfillment'> = {
       info: { url: service.url },
-      set: (options) => {
-        if (typeof options.failureRate === 'number') service.failureRate = options.failureRate;
+      set: ({ failureRate }) => {
+        if (failureRate !== undefined) service.failureRate = failureRate;
       },
       stats: () => ({ calls: service.calls, applied: [...service.applied] }),
     };
+    return handle;
   }
   throw new Error(`unknown stand-in ${kind}; known: fiskaly, fulfillment`);
 }
@@ -54,7 +60,7 @@ async function start(): Promise<Handle> {
 const handle = await start();
 process.stdout.write(`${JSON.stringify(handle.info)}\n`);
 for await (const line of createInterface({ input: process.stdin })) {
-  const command = JSON.parse(line) as { set?: Record<string, unknown>; stats?: boolean };
+  const command = JSON.parse(line) as { set?: StandIns[StandInKind]['settings']; stats?: boolean };
   if (command.set) handle.set(command.set);
   process.stdout.write(`${JSON.stringify(command.stats ? handle.stats() : {})}\n`);
 }

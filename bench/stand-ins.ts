@@ -3,39 +3,52 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { projectRoot } from '../src/infra/project-root.js';
 
-/** A stand-in of an outside service in its own process (stand-in-process.ts), and how the bench talks to it. */
-export interface StandInProcess<Info> {
-  /** What it wrote when it listened (its url, and for fiskaly the TSS and credentials). */
-  info: Info;
+/**
+ * The stand-ins of outside services a bench scenario can run in a process of their own
+ * (stand-in-process.ts): what each tells when it listens, what it can be set to, and what it counts.
+ */
+export interface StandIns {
+  fiskaly: {
+    info: { url: string; tssId: string; apiKey: string; apiSecret: string; adminPin: string };
+    settings: { delayMs?: number };
+    stats: { signatures: number; calls: number; revisionCalls: number };
+  };
+  fulfillment: {
+    info: { url: string };
+    settings: { failureRate?: number };
+    /** `applied`: each Idempotency-Key the service applied, with the state it was asked for. */
+    stats: { calls: number; applied: Array<[string, string]> };
+  };
+}
+export type StandInKind = keyof StandIns;
+
+export interface StandInProcess<K extends StandInKind> {
+  info: StandIns[K]['info'];
   pid: number;
-  set(options: Record<string, unknown>): Promise<void>;
-  stats<T>(): Promise<T>;
+  set(settings: StandIns[K]['settings']): Promise<void>;
+  stats(): Promise<StandIns[K]['stats']>;
   stop(): Promise<void>;
 }
 
-export async function startStandInProcess<Info>(kind: 'fiskaly' | 'fulfillment'): Promise<StandInProcess<Info>> {
+export async function startStandInProcess<K extends StandInKind>(kind: K): Promise<StandInProcess<K>> {
   const child = spawn(process.execPath, [path.join(projectRoot(), 'dist/bench/stand-in-process.js'), kind], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
   // Each line answers the oldest command not yet answered; the first one is the listening line.
-  const waiting: Array<(line: string) => void> = [];
-  lines.on('line', (line) => waiting.shift()?.(line));
+  const waiting: Array<{ resolve(line: string): void; reject(err: Error): void }> = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => waiting.shift()?.resolve(line));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const next = () =>
-    new Promise<string>((resolve, reject) => {
-      waiting.push(resolve);
-      void exited.then(() => reject(new Error(`the ${kind} stand-in exited`)));
-    });
+  void exited.then(() => waiting.splice(0).forEach((w) => w.reject(new Error(`the ${kind} stand-in exited`))));
+  const next = () => new Promise<string>((resolve, reject) => waiting.push({ resolve, reject }));
   const send = async (command: object) => {
     const answer = next();
     child.stdin!.write(`${JSON.stringify(command)}\n`);
     return JSON.parse(await answer) as unknown;
   };
-  const info = JSON.parse(await next()) as Info;
+  const info = JSON.parse(await next()) as StandIns[K]['info'];
   return {
     info,
     pid: child.pid!,
-    set: async (options) => void (await send({ set: options })),
-    stats: async <T>() => (await send({ stats: true })) as T,
+    set: async (settings) => void (await send({ set: settings })),
+    stats: async () => (await send({ stats: true })) as StandIns[K]['stats'],
     async stop() {
       child.stdin!.end();
       await exited;

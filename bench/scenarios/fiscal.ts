@@ -18,7 +18,7 @@ const Concurrency = Number(process.env.BENCH_FLOW_CONCURRENCY ?? 16);
 const TseDelayMs = 50;
 
 export async function fiscalScenario(): Promise<string[]> {
-  const fiskaly = await startStandInProcess<FiskalyInfo>('fiskaly');
+  const fiskaly = await startStandInProcess('fiskaly');
   await fiskaly.set({ delayMs: TseDelayMs });
   const tss = fiskaly.info;
   const bench = await startBench({ benchPids: [fiskaly.pid] });
@@ -42,7 +42,7 @@ export async function fiscalScenario(): Promise<string[]> {
       between: () => bench.backgroundDone(),
       cpu: bench.cpu,
     })) as [FlowResult, FlowResult, FlowResult];
-    const stats = await fiskaly.stats<{ signatures: number; calls: number; revisionCalls: number }>();
+    const stats = await fiskaly.stats();
     const ratio = (r: FlowResult) => r.flowsPerSecond / none.flowsPerSecond;
     const worstP99 = (r: FlowResult) => Math.max(...r.steps.map((s) => s.p99));
     const pct = (r: FlowResult) => `${(ratio(r) * 100).toFixed(1)}%`;
@@ -59,12 +59,4 @@ export async function fiscalScenario(): Promise<string[]> {
     await bench.close();
     await fiskaly.stop();
   }
-}
-
-interface FiskalyInfo {
-  url: string;
-  tssId: string;
-  apiKey: string;
-  apiSecret: string;
-  adminPin: string;
 }

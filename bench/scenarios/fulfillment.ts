@@ -8,9 +8,9 @@ import { checkoutFlow, describe } from './full-flow.js';
 
 /**
  * Issue 10's scenario: the full checkout flow of the full-flow scenario with one vending machine
- * item (reserved when the process is created, delivered once it is paid, through a stand-in
- * of the fulfillment service answering at once, in a process of its own), beside the same flow whose item is the same
- * product off the shelf (no fulfillment), so that only the fulfillment differs, in one run, in
+ * item (reserved when the process is created, delivered once it is paid, through a stand-in of the
+ * fulfillment service answering at once, in a process of its own), beside the same flow whose item
+ * is the same product off the shelf (no fulfillment), so that only the fulfillment differs, in one run, in
  * alternating turns (so that the drift of a shared machine weighs on both alike). Goal: ≥ 80% of the
  * flows/s without fulfillment, every step's p99 ≤ 50 ms. Then the stand-in fails 20% of the calls
  * with 503: every paid process must still get exactly one delivery.
@@ -18,7 +18,7 @@ import { checkoutFlow, describe } from './full-flow.js';
 const Concurrency = Number(process.env.BENCH_FLOW_CONCURRENCY ?? 16);
 
 export async function fulfillmentScenario(): Promise<string[]> {
-  const standIn = await startStandInProcess<{ url: string }>('fulfillment');
+  const standIn = await startStandInProcess('fulfillment');
   // Calls answered 503 are tried again soon: the run measures that each paid process gets its one
   // delivery, not the production schedule's patience (1 s, 2 s, 5 s, 15 s, 1 min, ...).
   const bench = await startBench({ env: { FULFILLMENT_URL: standIn.info.url, FULFILLMENT_RETRY_SCHEDULE_MS: '200,500,1000,2000' }, benchPids: [standIn.pid] });
@@ -55,7 +55,7 @@ export async function fulfillmentScenario(): Promise<string[]> {
       select f ->> 'state' as state, count(*)::int as n from checkout_processes, jsonb_array_elements(fulfillments) f group by 1 order by 1`;
     const paid = await sql<{ id: string }[]>`
       select f ->> 'id' as id from checkout_processes, jsonb_array_elements(fulfillments) f where payment_state = 'successful'`;
-    const served = await standIn.stats<{ calls: number; applied: Array<[string, string]> }>();
+    const served = await standIn.stats();
     const applied = new Map(served.applied);
     const delivered = paid.filter(({ id }) => applied.get(`${id}.deliver`) === 'processing').length;
     const extraDeliveries = [...applied.keys()].filter((key) => key.endsWith('.deliver')).length - delivered;
