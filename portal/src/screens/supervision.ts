@@ -4,7 +4,7 @@ import type { ProjectApi } from '../api.js';
 import { useEventStream } from '../events.js';
 import { formatTime, money } from '../format.js';
 import { useWords } from '../i18n.js';
-import { ErrorMessage, useId } from '../ui.js';
+import { ErrorMessage, Loading, useId } from '../ui.js';
 import type { ScreenProps } from './index.js';
 import { ShopPicker } from './shop-picker.js';
 
@@ -95,6 +95,9 @@ export function Supervision({ api }: ScreenProps) {
   const t = useWords(words);
   const [shop, setShop] = useState(localStorage.getItem(ShopKey) ?? '');
   const [waiting, setWaiting] = useState<Process[]>([]);
+  // Whether the shop's list has been read since its events are streamed: until then the screen
+  // cannot say that nothing waits, and a process it lists was not announced as new.
+  const [listed, setListed] = useState(false);
   const [fresh, setFresh] = useState<Set<string>>(new Set());
   const [announcement, setAnnouncement] = useState('');
   const [error, setError] = useState<unknown>();
@@ -103,6 +106,7 @@ export function Supervision({ api }: ScreenProps) {
     localStorage.setItem(ShopKey, id);
     setShop(id);
     setWaiting([]);
+    setListed(false);
     setFresh(new Set());
   };
 
@@ -119,6 +123,7 @@ export function Supervision({ api }: ScreenProps) {
         try {
           const { processes } = await api.get<{ processes: Process[] }>(`/checkout/process?shop=${encodeURIComponent(shop)}&limit=1000`);
           setWaiting(processes.filter(waits).sort((a, b) => a.createdAt.localeCompare(b.createdAt)));
+          setListed(true);
           setError(undefined);
         } catch (err) {
           setError(err);
@@ -167,7 +172,8 @@ export function Supervision({ api }: ScreenProps) {
     </div>
     <p class="sr-only" role="status" aria-live="polite">${announcement}</p>
     <${ErrorMessage} error=${error} />
-    <p>${waiting.length ? t('waiting', { n: waiting.length }) : t('none')}</p>
+    <${Loading} when=${Boolean(shop) && !listed} />
+    ${!shop || listed ? html`<p>${waiting.length ? t('waiting', { n: waiting.length }) : t('none')}</p>` : null}
     <div class="cards">
       ${waiting.map((p) => html`<${WaitingProcess} key=${p.id} api=${api} process=${p} isNew=${fresh.has(p.id)} title=${describe(p)} onDone=${() => done(p.id)} />`)}
     </div>
