@@ -95,8 +95,9 @@ export function Supervision({ api }: ScreenProps) {
   const t = useWords(words);
   const [shop, setShop] = useState(localStorage.getItem(ShopKey) ?? '');
   const [waiting, setWaiting] = useState<Process[]>([]);
-  // Whether the shop's list has been read since its events are streamed: until then the screen
-  // cannot say that nothing waits, and a process it lists was not announced as new.
+  // Whether the chosen shop's list has been read since its events are streamed: until then (also
+  // before the shop picker chose a shop) the screen cannot say that nothing waits, and a process
+  // that read lists was not announced as new.
   const [listed, setListed] = useState(false);
   const [fresh, setFresh] = useState<Set<string>>(new Set());
   const [announcement, setAnnouncement] = useState('');
@@ -173,7 +174,7 @@ export function Supervision({ api }: ScreenProps) {
     <p class="sr-only" role="status" aria-live="polite">${announcement}</p>
     <${ErrorMessage} error=${error} />
     <${Loading} when=${Boolean(shop) && !listed} />
-    ${!shop || listed ? html`<p>${waiting.length ? t('waiting', { n: waiting.length }) : t('none')}</p>` : null}
+    ${listed ? html`<p>${waiting.length ? t('waiting', { n: waiting.length }) : t('none')}</p>` : null}
     <div class="cards">
       ${waiting.map((p) => html`<${WaitingProcess} key=${p.id} api=${api} process=${p} isNew=${fresh.has(p.id)} title=${describe(p)} onDone=${() => done(p.id)} />`)}
     </div>
