@@ -85,6 +85,23 @@ export type FiscalizationSettings = z.infer<typeof FiscalizationSettings>;
 /** The secrets of FiscalizationSettings, never answered. */
 export const FiscalSecrets = ['apiKey', 'apiSecret', 'adminPin'] as const;
 
+/**
+ * What fiskaly cannot sign without: the TSS, and the API key and secret that log in. The admin PIN
+ * is only needed to register a shop's TSE client the first time, so a TSS whose clients exist can do
+ * without it.
+ */
+const FiskalyNeeds = { tssId: 'the TSS id', apiKey: 'the API key', apiSecret: 'the API secret' } as const;
+
+/**
+ * The fields a choice lacks for its provider to sign (empty: it can), each with what it is. A PUT of
+ * such a choice is refused (400, one detail per field), so a project never runs on a TSE that
+ * refuses every sale; the fiscal workers check the same before they call.
+ */
+export function missingFiscalFields(settings: FiscalizationSettings | undefined): Array<{ field: keyof typeof FiskalyNeeds; what: string }> {
+  if (settings?.provider !== 'fiskaly') return [];
+  return Object.entries(FiskalyNeeds).flatMap(([field, what]) => (settings[field as keyof typeof FiskalyNeeds] ? [] : [{ field: field as keyof typeof FiskalyNeeds, what }]));
+}
+
 export const FiscalizationView = FiscalizationSettings.omit({ apiKey: true, apiSecret: true, adminPin: true })
   .extend({
     apiKeySet: z.boolean().describe('Whether an API key is stored (it is never answered)'),

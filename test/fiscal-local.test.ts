@@ -263,12 +263,37 @@ t.test('the registers list the TSE (not certified) and one cash register per sho
   t.equal(reader.status, 403, 'needs projectsWrite');
 });
 
+t.test('a fiskaly choice its TSE cannot sign with is refused field by field, before anything is written; stored secrets count', async (t) => {
+  const project = 'tse-choice';
+  const token = await svc.token(['projectsWrite'], { project });
+  const put = (fiscalization: object) => svc.request('PUT', `/${project}/settings`, { token, body: { ...BaseSettings, fiscalization } });
+  const bare = await put({ provider: 'fiskaly' });
+  t.equal(bare.status, 400, bare.text);
+  t.same(bare.body.details.map((d: any) => d.path), ['fiscalization.tssId', 'fiscalization.apiKey', 'fiscalization.apiSecret']);
+  t.match(bare.body, { type: 'bad_request', message: /fiskaly needs the TSS id, the API key, the API secret/ });
+  const unchanged = await svc.request('GET', `/${project}/settings`, { token });
+  t.equal(unchanged.body.fiscalization, undefined, 'nothing was written');
+
+  t.equal((await put({ provider: 'fiskaly', tssId: 'tss-1', apiKey: 'key-1', apiSecret: 'secret-1' })).status, 200);
+  t.equal((await put({ provider: 'local' })).status, 200);
+  const back = await put({ provider: 'fiskaly', tssId: 'tss-1' });
+  t.equal(back.status, 200, `the stored key and secret count: ${back.text}`);
+  t.same(back.body.fiscalization, { provider: 'fiskaly', tssId: 'tss-1', apiKeySet: true, apiSecretSet: true, adminPinSet: false });
+  const noTss = await put({ provider: 'fiskaly', apiKey: 'key-2' });
+  t.equal(noTss.status, 400, 'the TSS is named in every PUT, as the provider is');
+  t.same(noTss.body.details.map((d: any) => d.path), ['fiscalization.tssId']);
+  const [stored] = await svc.sql<{ fiscalization: any }[]>`select fiscalization from project_settings where project = ${project}`;
+  t.match(stored!.fiscalization, { tssId: 'tss-1', apiKey: 'key-1' }, 'a refused PUT changed nothing');
+});
+
 t.test('the TSE secrets are write-only: never answered, kept by a PUT without them, never logged', async (t) => {
   const secrets = { apiKey: 'key-SECRET-1234', apiSecret: 'secret-SECRET-5678', adminPin: 'pin-SECRET-9012' };
   const fiskaly = { provider: 'fiskaly', tssId: 'b7c3c0b4-0000-4000-8000-000000000001', ...secrets };
   const put = await svc.request('PUT', `${p}/settings`, { token: admin, body: { ...BaseSettings, fiscalization: fiskaly } });
   t.equal(put.status, 200, put.text);
   t.same(put.body.fiscalization, { provider: 'fiskaly', tssId: fiskaly.tssId, apiKeySet: true, apiSecretSet: true, adminPinSet: true });
+  const registers = await svc.request('GET', `${p}/fiscalization/registers`, { token: admin });
+  t.match(registers.body, { provider: 'fiskaly', tse: null }, "the local signer's device is not fiskaly's: no TSE to register until fiskaly signed a sale");
   const again = await svc.request('PUT', `${p}/settings`, { token: admin, body: { ...BaseSettings, fiscalization: { provider: 'fiskaly', tssId: fiskaly.tssId } } });
   t.same(again.body.fiscalization, put.body.fiscalization, 'a PUT without the secrets keeps them');
   const kept = await svc.request('PUT', `${p}/settings`, { token: admin, body: BaseSettings });

@@ -169,7 +169,7 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
       // Kept, so the next attempt finishes what is started instead of starting it again.
       return { outcome: retry(result!, job, context), ...(started && !startedBefore ? { start: startRecord(started) } : {}) };
     }
-    const device = finished?.device ?? started?.device ?? (await db.lastDevice(sql, project)) ?? UnknownDevice;
+    const device = finished?.device ?? started?.device ?? (await db.lastDevice(sql, project, providerName)) ?? UnknownDevice;
     const reference = {
       securityDeviceModule: device,
       clientSerialNumber: address.clientSerialNumber,

@@ -17,7 +17,7 @@ export function createFiscalActor(deps: { sql: Sql; local: LocalProvider; defaul
       const provider = settings?.provider ?? deps.defaultProvider;
       let tse: FiscalRegisters['tse'] = null;
       if (provider === 'local' || provider === 'fiskaly') {
-        const device = provider === 'local' ? await local.device(project) : await db.lastDevice(sql, project);
+        const device = provider === 'local' ? await local.device(project) : await db.lastDevice(sql, project, provider);
         if (device) {
           const { serialNumber, signatureAlgorithm, logTimeFormat, publicKey } = device;
           tse = { provider, serialNumber, signatureAlgorithm, logTimeFormat, publicKey, certified: provider !== 'local' };

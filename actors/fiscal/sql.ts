@@ -157,10 +157,16 @@ export async function recordFinishes(sql: Sql, records: readonly FinishRecord[])
   return new Set(rows.map((r) => processKey(r.project, r.process_id)));
 }
 
-/** The device the project's transactions were last signed by (an outage's log names it). */
-export async function lastDevice(sql: Sql, project: string): Promise<SecurityDeviceModule | undefined> {
+/**
+ * The device the provider last signed the project's transactions with (an outage's log names it;
+ * the registers list it). Another provider's device is never it: a project that moved from the local
+ * signer to fiskaly has no fiskaly TSE to register until fiskaly signed a sale.
+ */
+export async function lastDevice(sql: Sql, project: string, provider: string): Promise<SecurityDeviceModule | undefined> {
   const [row] = await sql<{ device: SecurityDeviceModule }[]>`
-    select device from fiscal_transactions where project = ${project} and device is not null order by started_at desc nulls last limit 1`;
+    select device from fiscal_transactions
+    where project = ${project} and provider = ${provider} and device is not null and device ->> 'serialNumber' <> ''
+    order by started_at desc nulls last limit 1`;
   return row?.device;
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from '../../../src/infra/postgres.js';
 import type { Logger } from '../../../src/logger.js';
-import type { FiscalizationSettings } from '../../../subjects/fiscal.js';
+import { missingFiscalFields, type FiscalizationSettings } from '../../../subjects/fiscal.js';
 import type { FiscalProviderSource } from '../handler.js';
 import type { TseProvider } from '../provider.js';
 import { createFiskalyProvider } from './fiskaly.js';
@@ -58,7 +58,7 @@ function fiskalyFromSettings(options: Pick<ProviderOptions, 'log' | 'timeoutMs'>
     const provider: TseProvider =
       tssId && apiKey && apiSecret
         ? createFiskalyProvider({ baseUrl: baseUrl ?? FiskalyDefaultBaseUrl, apiKey, apiSecret, adminPin, tssId, timeoutMs: options.timeoutMs, log: options.log.child({ project, tse: 'fiskaly' }) })
-        : misconfigured('the fiscalization settings name provider fiskaly without tssId, apiKey and apiSecret');
+        : misconfigured(`the fiscalization settings name provider fiskaly without ${missingFiscalFields({ ...settings, provider: 'fiskaly' }).map((m) => m.field).join(', ')}`);
     made.set(project, { fingerprint: key, provider });
     return provider;
   };
