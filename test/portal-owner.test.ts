@@ -1,11 +1,11 @@
 import t from 'tap';
-import { assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, signInThroughPortal, Viewports } from './support/browser.js';
+import { assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, screenshot, signInThroughPortal, Viewports } from './support/browser.js';
 import { p, seedCheckout } from './support/checkout.js';
 import { startTestService, TestProject } from './support/service.js';
 
 /**
  * An owner's screens in Chromium: Today (sales per shop and the last 14 days from the orders API),
- * Shops, Settings (company data, validation at the field, fiscalization status, PoS credentials)
+ * Shops, Settings (company data, validation at the field, the TSE and its choice, PoS credentials)
  * and Accounts (a new account's one-time password signs in and must be replaced).
  */
 if (chromiumPresent(t)) {
@@ -61,6 +61,43 @@ if (chromiumPresent(t)) {
     await page.getByRole('button', { name: 'Zugang anlegen' }).click();
     await page.getByText(/Benutzer pos-.*Passwort/).waitFor();
     await assertAccessible(t, page, 'settings');
+  });
+
+  t.test('chooses the TSE: fiskaly without its secret is marked at the field; a stored key is kept, never shown', async (t) => {
+    const section = page.getByRole('region', { name: 'Fiskalisierung' });
+    t.match(await section.textContent(), /Kassen \(je Shop\)2/, 'the tills to register: one per shop');
+    await section.getByLabel('Signiert wird mit').selectOption('fiskaly');
+    await section.getByLabel('TSS-ID').fill('b7c3c0b4-0000-4000-8000-000000000001');
+    await section.getByLabel('API-Key').fill('key-PORTAL-1');
+    await section.getByRole('button', { name: 'TSE-Auswahl speichern' }).click();
+    await section.locator('.field-error').first().waitFor();
+    t.equal(await section.getByLabel('API-Secret').getAttribute('aria-invalid'), 'true', 'the missing secret is marked');
+    t.equal(await section.getByLabel('API-Key').getAttribute('aria-invalid'), null, 'the key is not');
+    await assertAccessible(t, page, 'TSE choice with an error');
+    const token = await svc.token(['projectsWrite']);
+    t.notOk((await svc.request('GET', `${p}/settings`, { token })).body.fiscalization?.provider === 'fiskaly', 'nothing was saved');
+
+    await section.getByLabel('API-Secret').fill('secret-PORTAL-2');
+    await section.getByRole('button', { name: 'TSE-Auswahl speichern' }).click();
+    await section.getByText('TSE-Auswahl gespeichert.').waitFor();
+    const saved = await svc.request('GET', `${p}/settings`, { token });
+    t.match(saved.body, { companyName: 'Markt GmbH', fiscalization: { provider: 'fiskaly', tssId: 'b7c3c0b4-0000-4000-8000-000000000001', apiKeySet: true, apiSecretSet: true, adminPinSet: false } });
+    t.equal(await section.getByLabel('API-Key').inputValue(), '', 'a stored key is never shown');
+    t.equal(await section.getByLabel('API-Key').getAttribute('placeholder'), 'gespeichert', 'it says one is stored');
+    await section.getByRole('definition').filter({ hasText: /^fiskaly$/ }).waitFor();
+    await section.getByText('Noch nicht signiert.').waitFor();
+    t.notMatch(await section.textContent(), /Zertifiziert/, "the local signer's device is not shown as fiskaly's");
+    await assertAccessible(t, page, 'TSE choice');
+    await section.evaluate((element) => element.scrollIntoView({ block: 'start' }));
+    await screenshot(page, 'settings-tse');
+
+    // Back to the local signer, which the other screens' sales sign with.
+    await section.getByLabel('Signiert wird mit').selectOption('local');
+    await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith(`${p}/settings`) && r.request().method() === 'PUT'),
+      section.getByRole('button', { name: 'TSE-Auswahl speichern' }).click(),
+    ]);
+    t.match((await svc.request('GET', `${p}/settings`, { token })).body.fiscalization, { provider: 'local', apiKeySet: true });
   });
 
   t.test("creates an account whose one-time password signs in and must be replaced", async (t) => {

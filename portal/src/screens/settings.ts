@@ -15,8 +15,11 @@ interface ProjectSettings {
   taxNumber: string;
   vatID: string;
   companyAdress: { street: string; zip: string; city: string; country: string };
-  fiscalization?: { provider: string };
+  fiscalization?: { provider: Provider; tssId?: string; baseUrl?: string; reason?: string; apiKeySet: boolean; apiSecretSet: boolean; adminPinSet: boolean };
 }
+
+type Provider = 'local' | 'fiskaly' | 'none';
+const Providers: readonly Provider[] = ['local', 'fiskaly', 'none'];
 
 const words = {
   de: {
@@ -24,6 +27,9 @@ const words = {
     sales: 'Verkauf', currency: 'Währung', taxRates: 'Steuersätze (je Zeile: Kategorie = Prozent)', paymentMethods: 'Zahlarten (durch Komma getrennt)',
     save: 'Einstellungen speichern', saved: 'Gespeichert.',
     fiscal: 'Fiskalisierung', provider: 'TSE-Anbieter', serial: 'TSE-Seriennummer', certified: 'Zertifiziert', yes: 'ja', no: 'nein (nur für Entwicklung)', notYet: 'Noch nicht signiert.', registers: 'Kassen (je Shop)',
+    choice: 'Signiert wird mit', local: 'Lokaler Signierer (nicht zertifiziert, nur Entwicklung und Tests)', fiskaly: 'fiskaly SIGN DE (Cloud-TSE)', none: 'Keine TSE',
+    tssId: 'TSS-ID', apiKey: 'API-Key', apiSecret: 'API-Secret', adminPin: 'Admin-PIN', baseUrl: 'API-Adresse (leer: fiskaly)', reason: 'Grund (steht im DSFinV-K-Export)',
+    keep: 'gespeichert', choose: 'TSE wählen', secretsHint: 'Key, Secret und PIN werden nie angezeigt; ein leeres Feld behält den gespeicherten Wert.', choiceHint: 'Gilt für neue Vorgänge; begonnene werden mit ihrer TSE abgeschlossen.', choiceSave: 'TSE-Auswahl speichern', choiceSaved: 'TSE-Auswahl gespeichert.',
     pos: 'PoS-Zugänge', posName: 'Name des Zugangs', posCreate: 'Zugang anlegen', posPassword: 'Benutzer {user}, Passwort {password} (wird nur jetzt angezeigt)', posRemove: 'Zugang {name} löschen', posNone: 'Kein PoS-Zugang.',
   },
   en: {
@@ -31,6 +37,9 @@ const words = {
     sales: 'Sales', currency: 'Currency', taxRates: 'Tax rates (one per line: category = percent)', paymentMethods: 'Payment methods (comma-separated)',
     save: 'Save settings', saved: 'Saved.',
     fiscal: 'Fiscalization', provider: 'TSE provider', serial: 'TSE serial number', certified: 'Certified', yes: 'yes', no: 'no (development only)', notYet: 'Nothing signed yet.', registers: 'Tills (one per shop)',
+    choice: 'Sales are signed by', local: 'Local signer (not certified, development and tests only)', fiskaly: 'fiskaly SIGN DE (cloud TSE)', none: 'No TSE',
+    tssId: 'TSS id', apiKey: 'API key', apiSecret: 'API secret', adminPin: 'Admin PIN', baseUrl: 'API address (empty: fiskaly)', reason: 'Reason (written into the DSFinV-K export)',
+    keep: 'stored', choose: 'Choose the TSE', secretsHint: 'Key, secret and PIN are never shown; a field left empty keeps the stored value.', choiceHint: 'Applies to new processes; those under way finish with their TSE.', choiceSave: 'Save TSE choice', choiceSaved: 'TSE choice saved.',
     pos: 'PoS credentials', posName: 'Name of the credential', posCreate: 'Create credential', posPassword: 'User {user}, password {password} (shown only now)', posRemove: 'Delete credential {name}', posNone: 'No PoS credential.',
   },
 };
@@ -47,7 +56,7 @@ const draftOf = (s: ProjectSettings): Draft => ({
   paymentMethods: s.paymentMethods.join(', '),
 });
 
-/** Company data, tax rates and payment methods; the fiscalization status; PoS credentials. */
+/** Company data, tax rates and payment methods; the TSE and its choice; PoS credentials. */
 export function Settings({ api }: ScreenProps) {
   const t = useWords(words);
   const [stored, setStored] = useState<ProjectSettings | null>(null);
@@ -64,10 +73,9 @@ export function Settings({ api }: ScreenProps) {
     setErrors({});
     setStatus('');
     const taxRates = Object.fromEntries(draft.taxRates.split('\n').map((l) => l.split('=').map((p) => p.trim())).filter(([k]) => k).map(([k, v]) => [k, v ?? '']));
-    const { fiscalization: _kept, ...rest } = stored as ProjectSettings & { project?: string };
-    delete (rest as { project?: string }).project;
+    // Without `fiscalization`: the stored TSE choice stays (the section below changes it).
     const body = {
-      ...rest,
+      ...writable(stored),
       companyName: draft.companyName, taxNumber: draft.taxNumber, vatID: draft.vatID,
       companyAdress: { street: draft.street, zip: draft.zip, city: draft.city, country: draft.country },
       currency: draft.currency.trim(), taxRates,
@@ -113,15 +121,82 @@ export function Settings({ api }: ScreenProps) {
         <button type="submit">${t('save')}</button>
       </section>
     </form>
-    <${FiscalStatus} api=${api} />
+    <${Fiscalization} api=${api} stored=${stored} onSaved=${(saved: ProjectSettings) => (setStored(saved), setDraft(draftOf(saved)))} />
     <${PosCredentials} api=${api} />
   </div>`;
 }
 
-function FiscalStatus({ api }: { api: ProjectApi }) {
+/** The settings as a PUT repeats them: everything stored but the answer's own members. */
+function writable(stored: ProjectSettings): Omit<ProjectSettings, 'fiscalization'> {
+  const { fiscalization: _view, ...rest } = stored as ProjectSettings & { project?: string };
+  delete (rest as { project?: string }).project;
+  return rest;
+}
+
+interface FiscalDraft {
+  provider: Provider;
+  tssId: string; apiKey: string; apiSecret: string; adminPin: string; baseUrl: string; reason: string;
+}
+
+const fiscalDraftOf = (s: ProjectSettings): FiscalDraft => ({
+  provider: s.fiscalization?.provider ?? 'local',
+  tssId: s.fiscalization?.tssId ?? '', apiKey: '', apiSecret: '', adminPin: '', baseUrl: s.fiscalization?.baseUrl ?? '', reason: s.fiscalization?.reason ?? '',
+});
+
+/**
+ * The TSE the project signs with (GET /fiscalization/registers: what to register with the tax
+ * office) and its choice: a PUT of the settings with `fiscalization`. Key, secret and PIN are
+ * write-only: their fields stay empty and say when one is stored; left empty, a PUT keeps it.
+ */
+function Fiscalization({ api, stored, onSaved }: { api: ProjectApi; stored: ProjectSettings; onSaved(saved: ProjectSettings): void }) {
   const t = useWords(words);
-  const registers = useLoad((signal) => api.get<{ provider: string | null; reason?: string; tse: { serialNumber: string; certified: boolean } | null; registers?: unknown[] }>('/fiscalization/registers', { signal }), [api]);
+  const registers = useLoad((signal) => api.get<{ provider: string | null; reason?: string; tse: { serialNumber: string; certified: boolean } | null; cashRegisters: unknown[] }>('/fiscalization/registers', { signal }), [api]);
+  const [draft, setDraft] = useState(() => fiscalDraftOf(stored));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [status, setStatus] = useState('');
+  const [error, setError] = useState<unknown>();
+  const prefix = useId('fiscal');
   const r = registers.data;
+
+  const save = async (event: Event) => {
+    event.preventDefault();
+    setErrors({});
+    setStatus('');
+    setError(undefined);
+    const given = (value: string) => value.trim() || undefined;
+    const fiscalization =
+      draft.provider === 'fiskaly'
+        ? { provider: draft.provider, tssId: given(draft.tssId), apiKey: given(draft.apiKey), apiSecret: given(draft.apiSecret), adminPin: given(draft.adminPin), baseUrl: given(draft.baseUrl) }
+        : draft.provider === 'none'
+          ? { provider: draft.provider, reason: given(draft.reason) }
+          : { provider: draft.provider };
+    try {
+      const saved = await api.send<ProjectSettings>('PUT', '/settings', { ...writable(stored), fiscalization });
+      onSaved(saved);
+      setDraft(fiscalDraftOf(saved));
+      setStatus(t('choiceSaved'));
+      registers.reload();
+    } catch (err) {
+      if (err instanceof ApiError && err.details.length) {
+        const byField: Record<string, string> = {};
+        for (const d of err.details) {
+          const [first, second] = (d.path ?? '').split('.');
+          if (first === 'fiscalization' && second) byField[second] ??= d.message ?? '';
+        }
+        if (Object.keys(byField).length) setErrors(byField);
+        else setError(err);
+      } else setError(err);
+    }
+  };
+  const field = (name: Exclude<keyof FiscalDraft, 'provider'>, secret = false) => {
+    const id = `${prefix}-${name}`;
+    const kept = secret && stored.fiscalization?.[`${name}Set` as 'apiKeySet'] === true;
+    const onInput = (e: Event) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value });
+    return html`<${Field} id=${id} label=${t(name)} error=${errors[name]}>
+      <input id=${id} type=${secret ? 'password' : 'text'} autocomplete="off" value=${draft[name]} placeholder=${kept ? t('keep') : ''} onInput=${onInput} ...${invalid(id, errors[name])} />
+    <//>`;
+  };
+
   return html`<section class="panel" aria-labelledby="fiscal-title">
     <h2 id="fiscal-title">${t('fiscal')}</h2>
     <${ErrorMessage} error=${registers.error} />
@@ -131,9 +206,27 @@ function FiscalStatus({ api }: { api: ProjectApi }) {
           ${r.tse
             ? html`<dt>${t('serial')}</dt><dd class="mono">${r.tse.serialNumber}</dd><dt>${t('certified')}</dt><dd>${r.tse.certified ? t('yes') : t('no')}</dd>`
             : html`<dt>TSE</dt><dd>${t('notYet')}</dd>`}
-          <dt>${t('registers')}</dt><dd>${r.registers?.length ?? 0}</dd>
+          <dt>${t('registers')}</dt><dd>${r.cashRegisters.length}</dd>
         </dl>`
       : null}
+    <h3>${t('choose')}</h3>
+    <form onSubmit=${save}>
+      <${Field} id=${`${prefix}-provider`} label=${t('choice')}>
+        <select id=${`${prefix}-provider`} value=${draft.provider} onChange=${(e: Event) => setDraft({ ...draft, provider: (e.target as HTMLSelectElement).value as Provider })}>
+          ${Providers.map((p) => html`<option value=${p}>${t(p)}</option>`)}
+        </select>
+      <//>
+      ${draft.provider === 'fiskaly'
+        ? html`<div class="row">${field('tssId')}${field('baseUrl')}</div>
+            <div class="row">${field('apiKey', true)}${field('apiSecret', true)}${field('adminPin', true)}</div>
+            <p class="muted">${t('secretsHint')}</p>`
+        : null}
+      ${draft.provider === 'none' ? field('reason') : null}
+      <p class="muted">${t('choiceHint')}</p>
+      <${ErrorMessage} error=${error} />
+      <p role="status">${status}</p>
+      <button type="submit">${t('choiceSave')}</button>
+    </form>
   </section>`;
 }
 
