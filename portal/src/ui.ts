@@ -58,6 +58,21 @@ export function useId(prefix: string): string {
   return id.current;
 }
 
+/**
+ * The API's validation details of an error by the form field each names (`fieldOf` maps a detail's
+ * path, split at its dots, to a field; undefined: none of this form's), the first message of each;
+ * undefined when the error carries no details.
+ */
+export function errorsByField(err: unknown, fieldOf: (path: string[]) => string | undefined): Record<string, string> | undefined {
+  if (!(err instanceof ApiError) || !err.details.length) return undefined;
+  const byField: Record<string, string> = {};
+  for (const d of err.details) {
+    const field = fieldOf((d.path ?? '').split('.'));
+    if (field !== undefined) byField[field] ??= d.message ?? '';
+  }
+  return byField;
+}
+
 /** A labelled control with an error shown at it (aria-describedby / aria-invalid point the reader there). */
 export function Field({ label, error, children, id }: { label: string; error?: string | undefined; id: string; children: ComponentChildren }) {
   return html`<div class="field">

@@ -1,9 +1,9 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, type ProjectApi } from '../api.js';
+import type { ProjectApi } from '../api.js';
 import { formatDateTime } from '../format.js';
 import { useWords } from '../i18n.js';
-import { ErrorMessage, Field, invalid, useId, useLoad } from '../ui.js';
+import { ErrorMessage, Field, errorsByField, invalid, useId, useLoad } from '../ui.js';
 import type { ScreenProps } from './index.js';
 
 interface ProjectSettings {
@@ -87,14 +87,9 @@ export function Settings({ api }: ScreenProps) {
       setDraft(draftOf(saved));
       setStatus(t('saved'));
     } catch (err) {
-      if (err instanceof ApiError && err.details.length) {
-        const byField: Record<string, string> = {};
-        for (const d of err.details) {
-          const [first, second] = (d.path ?? '').split('.');
-          byField[first === 'companyAdress' ? (second ?? first) : (first ?? '')] ??= d.message ?? '';
-        }
-        setErrors(byField);
-      } else setError(err);
+      const byField = errorsByField(err, ([first, second]) => (first === 'companyAdress' ? (second ?? first) : (first ?? '')));
+      if (byField) setErrors(byField);
+      else setError(err);
     }
   };
   const field = (name: keyof Draft, multiline = false) => {
@@ -177,15 +172,9 @@ function Fiscalization({ api, stored, onSaved }: { api: ProjectApi; stored: Proj
       setStatus(t('choiceSaved'));
       registers.reload();
     } catch (err) {
-      if (err instanceof ApiError && err.details.length) {
-        const byField: Record<string, string> = {};
-        for (const d of err.details) {
-          const [first, second] = (d.path ?? '').split('.');
-          if (first === 'fiscalization' && second) byField[second] ??= d.message ?? '';
-        }
-        if (Object.keys(byField).length) setErrors(byField);
-        else setError(err);
-      } else setError(err);
+      const byField = errorsByField(err, ([first, second]) => (first === 'fiscalization' && second ? second : undefined));
+      if (byField && Object.keys(byField).length) setErrors(byField);
+      else setError(err);
     }
   };
   const field = (name: Exclude<keyof FiscalDraft, 'provider'>, secret = false) => {

@@ -1,8 +1,8 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { ApiError, type ProjectApi } from '../../api.js';
+import type { ProjectApi } from '../../api.js';
 import { useWords } from '../../i18n.js';
-import { ErrorMessage, Field, invalid, useId, useLoad } from '../../ui.js';
+import { ErrorMessage, Field, errorsByField, invalid, useId, useLoad } from '../../ui.js';
 import { FormatNames } from './names.js';
 
 interface Schedule {
@@ -119,11 +119,9 @@ function ScheduleForm({ api, draft: initial, onSaved, onCancel }: { api: Project
       await api.send(id ? 'PUT' : 'POST', id ? `/closings/schedules/id/${id}` : '/closings/schedules', body);
       onSaved();
     } catch (err) {
-      if (err instanceof ApiError && err.details.length) {
-        const byField: Record<string, string> = {};
-        for (const d of err.details) byField[(d.path ?? '').split('.')[0] ?? ''] ??= d.message ?? '';
-        setFieldErrors(byField);
-      } else setError(err);
+      const byField = errorsByField(err, ([first]) => first ?? '');
+      if (byField) setFieldErrors(byField);
+      else setError(err);
     }
   };
   const set = (patch: Partial<Draft>) => setDraft({ ...draft, ...patch });
