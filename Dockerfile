@@ -1,6 +1,6 @@
 # The service image. Postgres and NATS are separate services (see docker-compose.yml), so the
 # optional embedded Postgres is left out.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # The patches apply at install (postinstall); optional packages stay for the build (esbuild's
@@ -17,7 +17,7 @@ COPY bench bench
 COPY portal portal
 RUN npm run build && npm prune --omit=dev --omit=optional
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
 COPY package.json ./

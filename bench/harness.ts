@@ -54,6 +54,8 @@ export interface BenchOptions {
   topology?: 'single' | 'split';
   /** Processes the bench runs beside the service (stand-ins of outside services): their CPU is the bench's. */
   benchPids?: number[];
+  /** The node binary the service runs on (default: the bench's own, process.execPath). */
+  node?: string;
 }
 
 export async function startBench(options: BenchOptions = {}): Promise<Bench> {
@@ -90,9 +92,8 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
     ...env,
   };
   // Split: the workers first, then the edge (Bench.pids in that order).
-  const processes = options.topology === 'split'
-    ? [spawnNode('dist/service/main.js', [], { ...serviceEnv, ROLE: 'workers' }), spawnNode('dist/service/main.js', [], { ...serviceEnv, ROLE: 'edge' })]
-    : [spawnNode('dist/service/main.js', [], serviceEnv)];
+  const service = (role: Record<string, string>) => spawnNode('dist/service/main.js', [], { ...serviceEnv, ...role }, options.node);
+  const processes = options.topology === 'split' ? [service({ ROLE: 'workers' }), service({ ROLE: 'edge' })] : [service({})];
   for (const child of processes) cleanups.push(() => stopProcess(child));
   const base = `http://127.0.0.1:${port}`;
   await waitUntilHealthy(base, processes);
@@ -148,12 +149,11 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   };
 }
 
-/** The service starts with the flags of `npm start` (package.json). */
 /** The service's node flags (as `npm start` has them), plus BENCH_NODE_FLAGS (such as `--cpu-prof --cpu-prof-dir=/tmp/prof`) to look inside a run. */
 const ServiceFlags = ['--max-semi-space-size=32', ...(process.env.BENCH_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [])];
 
-function spawnNode(entry: string, args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [...ServiceFlags, path.join(projectRoot(), entry), ...args], {
+function spawnNode(entry: string, args: string[], env: Record<string, string>, node = process.execPath): ChildProcess {
+  const child = spawn(node, [...ServiceFlags, path.join(projectRoot(), entry), ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -203,6 +203,8 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   body?: string;
   connections?: number;
+  /** Requests per second over all connections (autocannon's overallRate); unset: as fast as answers come. */
+  overallRate?: number;
   durationSeconds?: number;
   /** Measure the CPU time of the measured turns (not the warm-up). */
   cpu?: CpuWatch;
@@ -221,7 +223,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
  */
 export async function loadInTurns(targets: readonly LoadOptions[], turns: number): Promise<LoadResult[]> {
   const drive = (options: LoadOptions, duration: number) =>
-    autocannon({ url: options.url, method: options.method ?? 'GET', headers: options.headers, body: options.body, connections: options.connections ?? 50, duration });
+    autocannon({ url: options.url, method: options.method ?? 'GET', headers: options.headers, body: options.body, connections: options.connections ?? 50, overallRate: options.overallRate, duration });
   for (const target of targets) await drive(target, 2);
   const results = targets.map((t): LoadResult & { seconds: number } => ({
     requestsPerSecond: 0, p50: 0, p99: 0, requests: 0, errors: 0, non2xx: 0, seconds: 0, ...(t.cpu ? { cpu: emptyCpuTimes() } : {}),

@@ -8,6 +8,7 @@ import { portalScenario } from './scenarios/portal.js';
 import { fulfillmentScenario } from './scenarios/fulfillment.js';
 import { importScenario } from './scenarios/import.js';
 import { receiptScenario } from './scenarios/receipt.js';
+import { runtimesScenario } from './scenarios/runtimes.js';
 import { shopGet } from './scenarios/shop-get.js';
 
 /**
@@ -25,6 +26,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
   fiscal: fiscalScenario,
   portal: portalScenario,
   capacity: capacityScenario,
+  runtimes: runtimesScenario,
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
