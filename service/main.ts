@@ -44,7 +44,10 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down');
     service.stop().then(
-      () => process.exit(0),
+      () => {
+        log.info({ signal }, 'stopped');
+        process.exit(0);
+      },
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
         process.exit(1);

@@ -52,10 +52,13 @@ export interface StartOptions {
 type Children = Partial<Record<'nats' | 'postgres', SupervisedChild>>;
 
 export async function startService(config: Config, log: Logger, options: StartOptions = {}): Promise<RunningService> {
-  // Started parts stop in reverse order, also when a later step of the start fails.
+  // Started parts stop in reverse order, also when a later step of the start fails: the edge
+  // drains, the workers finish, then NATS (the connection drains, then the spawned server stops),
+  // and the database last (the pools, then the embedded Postgres), which the drain still needed.
   const stops: Array<() => Promise<unknown>> = [];
+  const databaseStops: Array<() => Promise<unknown>> = [];
   const stop = async () => {
-    for (const step of stops.splice(0).reverse()) {
+    for (const step of [...stops.splice(0).reverse(), ...databaseStops.splice(0).reverse()]) {
       await step().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
     }
   };
@@ -70,7 +73,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
       onGiveUp: options.onChildLost ?? ((err) => log.fatal({ err }, 'an embedded child server is lost')),
     });
     children[part] = child;
-    stops.push(() => child.stop());
+    (part === 'postgres' ? databaseStops : stops).push(() => child.stop());
   };
   try {
     let natsUrl = config.nats.url;
@@ -96,7 +99,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
         supervise('postgres', 'the embedded Postgres', embedded, () => embedded.restart());
         databaseUrl = embedded.url;
       }
-      await startWorkerSide(config, log, databaseUrl, { nc, publisher }, stops, options, metrics);
+      await startWorkerSide(config, log, databaseUrl, { nc, publisher }, { stops, databaseStops }, options, metrics);
       // A workers-only process has no address to announce: this line says it serves (scripts/cluster.ts waits for it).
       if (config.role === 'workers') log.info({ role: config.role }, 'worker pools serving');
     }
@@ -145,12 +148,12 @@ async function startWorkerSide(
   log: Logger,
   databaseUrl: string,
   bus: { nc: NatsConnection; publisher: Publisher },
-  stops: Array<() => Promise<unknown>>,
+  { stops, databaseStops }: { stops: Array<() => Promise<unknown>>; databaseStops: Array<() => Promise<unknown>> },
   options: StartOptions,
   metrics: Metrics,
 ): Promise<void> {
   const sql = connectPostgres({ url: databaseUrl, poolMax: config.database.poolMax });
-  stops.push(() => sql.end({ timeout: 5 }));
+  databaseStops.push(() => sql.end({ timeout: 5 }));
   // Checkouts get a pool of their own: long import transactions never take the connections a
   // checkout waits for, and its sessions keep one generic plan per statement instead of planning
   // the cart's catalog statement anew on every call (it took as long to plan as to run). It is
@@ -162,7 +165,7 @@ async function startWorkerSide(
     applicationName: 'checkout-platform-checkout',
     settings: { plan_cache_mode: 'force_generic_plan' },
   });
-  stops.push(() => checkoutSql.end({ timeout: 5 }));
+  databaseStops.push(() => checkoutSql.end({ timeout: 5 }));
   const migrations = await loadMigrations(migrationsDir());
   await migrate(sql, migrations, log);
   const checkoutSecret = await resolveCheckoutSecret(config);

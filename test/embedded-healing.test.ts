@@ -36,6 +36,13 @@ async function get(url: string, headers: Record<string, string> = {}): Promise<S
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json().catch(() => undefined) };
 }
 
+/** The process group of a process (field 5 of /proc/<pid>/stat). */
+async function processGroupOf(pid: number): Promise<number | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const group = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2];
+  return group === undefined ? undefined : Number(group);
+}
+
 async function pidOf(pidFile: string): Promise<number> {
   return Number.parseInt((await readFile(pidFile, 'utf8')).split('\n')[0] ?? '', 10);
 }
@@ -122,6 +129,37 @@ t.test('the spawned nats-server and the embedded Postgres come back after SIGKIL
   t.equal(await service.exited, 0, 'still stops gracefully');
   t.same(await processesMentioning(dataDir), [], 'no Postgres or nats-server left running');
 });
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  t.test(`${signal} to the process group (as Ctrl-C in a terminal) stops the service, its nats-server and Postgres in order, with nothing at warn or error`, async (t) => {
+    const port = await freePort();
+    // LOG_LEVEL info: a warning would show, and the order of the last steps is read from the lines.
+    const service = runBuilt(t, 'service/main.js', { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' }, [], { ownGroup: true });
+    const health = await waitForHttp(`http://127.0.0.1:${port}/health`, 60_000, service);
+    t.equal(health.status, 200, 'the service starts', { output: service.output() });
+    const children = await processesMentioning(dataDir);
+    t.equal(children.length >= 2, true, 'a nats-server and a Postgres run', { children });
+    const groups = await Promise.all(children.map((c) => processGroupOf(Number.parseInt(c, 10))));
+    t.notOk(groups.includes(service.child.pid!), "neither is in the service's process group, where the terminal's signal goes", { children, groups });
+
+    process.kill(-service.child.pid!, signal);
+    t.equal(await service.exited, 0, 'exits 0');
+    const lines = service
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
+    const stopping = lines.slice(lines.findIndex((l) => l.msg === 'shutting down'));
+    t.same(
+      stopping.filter((l) => l.level >= 40),
+      [],
+      'nothing at warn or error level while stopping (no restart of a child that the signal reached)',
+    );
+    t.equal(stopping.at(-1)?.msg, 'stopped', 'the last line says it stopped');
+    t.notMatch(service.output(), /exited unexpectedly/, 'no child was taken for crashed');
+    t.same(await processesMentioning(dataDir), [], 'no Postgres or nats-server left running');
+  });
+}
 
 t.test('exits non-zero with one clear line when a child cannot be restarted EMBEDDED_MAX_RESTARTS times in a row', async (t) => {
   const port = await freePort();

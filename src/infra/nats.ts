@@ -87,6 +87,9 @@ export async function startNatsServer(options: {
   const config = options.configFile ? ['-c', options.configFile] : [];
   const child = spawn(bin, [...config, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, '-P', pidFile, ...monitoring], {
     stdio: ['ignore', 'ignore', 'pipe'],
+    // A process group of its own: Ctrl-C in a terminal signals the service's group, and the server
+    // must not stop before the service has drained its connection (the service stops it then).
+    detached: true,
   });
   let output = '';
   const exited = new Promise<ChildExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));

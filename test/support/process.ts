@@ -15,10 +15,19 @@ export interface ServiceProcess {
   exited: Promise<number | string>;
 }
 
-export function runBuilt(t: Test, entry: string, env: Record<string, string | undefined>, args: string[] = []): ServiceProcess {
+export interface RunOptions {
+  /**
+   * Start it as the leader of a process group of its own, as a shell starts a command in a
+   * terminal: `process.kill(-child.pid, 'SIGINT')` is then what Ctrl-C sends.
+   */
+  ownGroup?: boolean;
+}
+
+export function runBuilt(t: Test, entry: string, env: Record<string, string | undefined>, args: string[] = [], options: RunOptions = {}): ServiceProcess {
   const child = spawn(process.execPath, [path.join(projectRoot(), 'dist', entry), ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.ownGroup ?? false,
   });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
