@@ -15,7 +15,8 @@ COPY subjects subjects
 COPY scripts scripts
 COPY bench bench
 COPY portal portal
-RUN npm run build && npm prune --omit=dev --omit=optional
+# dist is a link to the build's folder (scripts/build.mjs): the image takes the folder itself.
+RUN npm run build && cp -rL dist /app/dist-image && npm prune --omit=dev --omit=optional
 
 FROM node:24-bookworm-slim
 WORKDIR /app
@@ -23,7 +24,7 @@ ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
 COPY package.json ./
 COPY migrations migrations
 COPY --from=build /app/node_modules node_modules
-COPY --from=build /app/dist dist
+COPY --from=build /app/dist-image dist
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \

@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'data/', '.tap/', 'node_modules/'] },
+  { ignores: ['dist', 'dist/', '.build/', 'coverage/', 'data/', '.tap/', 'node_modules/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -23,6 +23,11 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: [{ regex: `^(\\.\\./)+(${rooms.join('|')})/`, message: why }] }],
     },
   })),
+  {
+    // Plain JavaScript run by node itself (scripts/build.mjs makes the compiled tree).
+    files: ['**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', SharedArrayBuffer: 'readonly', Atomics: 'readonly' } },
+  },
   {
     // Tests read arbitrary JSON answers and assert on their shape.
     files: ['test/**/*.ts'],

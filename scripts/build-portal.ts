@@ -5,13 +5,14 @@ import { build } from 'esbuild';
 import { projectRoot } from '../src/infra/project-root.js';
 
 /**
- * The retailer portal's build (a step of `npm run build`): esbuild bundles portal/src into one
+ * `node build-portal.js <folder>`, the retailer portal's build (a step of scripts/build.mjs, into the
+ * build's `portal` folder): esbuild bundles portal/src into one
  * minified script, and every file the edge serves is written beside a gzip and a brotli copy, so
  * the edge answers compressed bytes without compressing per request. Nothing is fetched at run time.
  */
 const root = projectRoot();
 const source = path.join(root, 'portal');
-const out = path.join(root, 'dist/portal');
+const out = path.resolve(process.argv[2] ?? path.join(root, 'dist/portal'));
 
 await rm(out, { recursive: true, force: true });
 await mkdir(out, { recursive: true });

@@ -3,13 +3,14 @@ import path from 'node:path';
 import { projectRoot } from '../src/infra/project-root.js';
 
 /**
- * Removes compiled files whose TypeScript source is gone. tsc (incremental) writes dist/ but never
- * deletes from it, so a deleted test would still run from dist/test/ (npm test runs this after the
- * build). A file `dist/<dir>/x.js` (and its .map and .d.ts) goes when `<dir>/x.ts` does not exist.
- * dist/portal is the portal's bundle (scripts/build-portal.ts), written whole by each build.
+ * `node prune-dist.js <build folder>` (a step of scripts/build.mjs): removes compiled files whose
+ * TypeScript source is gone. tsc (incremental) writes its output folder but never deletes from it,
+ * so a deleted test would still run from dist/test/. A file `<build>/<dir>/x.js` (and its .map and
+ * .d.ts) goes when `<dir>/x.ts` does not exist. `<build>/portal` is the portal's bundle
+ * (scripts/build-portal.ts), written whole by each build.
  */
 const root = projectRoot();
-const dist = path.join(root, 'dist');
+const dist = path.resolve(process.argv[2] ?? path.join(root, 'dist'));
 const Compiled = /\.(js|js\.map|d\.ts|d\.ts\.map)$/;
 
 function prune(dir: string): number {
