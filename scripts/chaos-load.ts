@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
- * The clients of scripts/chaos.ts: customers checking out at a PoS, as the README tells integrators
- * to retry (the same request again: PUT with the client's own process id, or POST with the same
- * Idempotency-Key; a PoS move asked again answers as it stands), spread over the edges the way a
+ * The clients of scripts/chaos.ts: customers checking out at a PoS, as docs/operations.md ("What
+ * clients do when a request fails") tells them to retry (the same request again: PUT with the
+ * client's own process id, or POST with the same Idempotency-Key; a PoS move asked again answers as it stands), spread over the edges the way a
  * load balancer spreads them (an edge that does not answer, or is not ready, gets no new requests).
  */
 export interface Edge {

@@ -164,7 +164,7 @@ async function main(): Promise<void> {
     dir: process.env.CHAOS_DIR || undefined,
     // Deliveries that failed during a fault are tried again within seconds, so that the run can wait for all of them.
     // A stopping edge answers /health/ready 503 for a second before it refuses connections: four of
-    // the clients' readiness probes (every 250 ms), as the README tells operators to set it for their balancer.
+    // the clients' readiness probes (every 250 ms), as docs/operations.md tells operators to set it for their balancer.
     env: { FULFILLMENT_URL: standIn.url, FULFILLMENT_RETRY_SCHEDULE_MS: '500,1000,2000,5000', SHUTDOWN_DELAY_MS: '1000' },
     say,
   });

@@ -1,6 +1,7 @@
 /**
  * Follows the platform's events with a durable JetStream consumer, as a PoS integrator would, and
- * prints one JSON line per event. The README's "For PoS integrators" section shows it.
+ * prints one JSON line per event. docs/integrators.md shows it ("Following events with a durable
+ * JetStream consumer").
  *
  *   NATS_URL=nats://127.0.0.1:<port> node dist/scripts/follow-events.js --project acme-1a2b [--domain pos] [--durable kasse-3]
  *
@@ -8,7 +9,7 @@
  * event it acknowledged.
  */
 import { parseArgs } from 'node:util';
-// --- the example (README, "For PoS integrators")
+// --- the example (docs/integrators.md shows it)
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 

@@ -11,8 +11,8 @@ import { projectRoot } from '../src/infra/project-root.js';
 /**
  * npm run build && node dist/scripts/receipt-sample.js [out.png]
  *
- * Makes the README's receipt picture (docs/receipt.png) from a receipt the service produced: starts
- * the service as the benchmarks do (a fresh database on BENCH_DATABASE_URL's server, default the
+ * Makes the receipt picture of the README and docs/api.md (docs/receipt.png) from a receipt the
+ * service produced: starts the service as the benchmarks do (a fresh database on BENCH_DATABASE_URL's server, default the
  * local Postgres, and a nats-server of its own), seeds a shop and a catalog through the API, runs a
  * checkout with weighed goods, deposits, two tax rates and a discount, pays it at a terminal, asks
  * for the receipt, and renders its first page with pdftoppm (poppler-utils). The sale is signed by

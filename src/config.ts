@@ -5,7 +5,7 @@ import { LogFormats } from './logger.js';
 
 /**
  * The whole configuration, parsed once at start from the environment.
- * Every option states its default here; the README's configuration table mirrors this file.
+ * Every option states its default here; the configuration table of docs/operations.md mirrors this file.
  */
 
 // Compose files and shells often pass `FOO=` for "unset": an empty value counts as absent.
@@ -156,13 +156,6 @@ const Configuration = Environment.transform((env) => ({
     callers: env.FULFILLMENT_CALLERS,
   },
   /**
-   * TSE signing (README "Fiscalization"): the provider of a project that chose none (`local`
-   * outside production; in production none, so such a project cannot sell), the delays between
-   * attempts of a TSE call (1 s, 2 s, 5 s, 15 s, 1 min, then every 5 min) and how many there are
-   * (18: about an hour) before the sale is recorded as a TSE outage, and how many TSE calls this
-   * process makes at once (0: none).
-   */
-  /**
    * SIGTERM (also SIGINT, SIGHUP): the edge answers 503 on /health/ready at once and keeps taking
    * connections for `delayMs` (0), so that a load balancer that routes by readiness moves away; then
    * it refuses new connections and gives the requests in flight `graceMs` (10 s) to finish before it
@@ -172,6 +165,13 @@ const Configuration = Environment.transform((env) => ({
   shutdown: { graceMs: env.SHUTDOWN_GRACE_MS, delayMs: env.SHUTDOWN_DELAY_MS },
   /** `/metrics` (Prometheus text): on its own port when set (0: any free one), else on the edge's port (roles all and edge). */
   metrics: { port: env.METRICS_PORT },
+  /**
+   * TSE signing (docs/fiscalization.md): the provider of a project that chose none (`local`
+   * outside production; in production none, so such a project cannot sell), the delays between
+   * attempts of a TSE call (1 s, 2 s, 5 s, 15 s, 1 min, then every 5 min) and how many there are
+   * (18: about an hour) before the sale is recorded as a TSE outage, and how many TSE calls this
+   * process makes at once (0: none).
+   */
   fiscal: {
     defaultProvider: defaultFiscalProvider(env.NODE_ENV),
     retryScheduleMs: env.FISCAL_RETRY_SCHEDULE_MS,

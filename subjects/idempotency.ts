@@ -3,7 +3,7 @@ import { Done, ProjectId } from './common.js';
 import { endpoint } from './contract.js';
 
 /**
- * Idempotency keys of the POST routes that create (README "Idempotency keys"): the edge claims a
+ * Idempotency keys of the POST routes that create (docs/api.md, "Idempotency keys"): the edge claims a
  * project's key before it runs the request and records the answer after it, or releases the key
  * when the answer was a 5xx (the client tries again). The edge sends the key's SHA-256, never the
  * key, and the answer sealed with a key derived from it (the workers store bytes they cannot read).

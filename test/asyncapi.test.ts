@@ -19,8 +19,9 @@ import { runBuilt, type ServiceProcess } from './support/process.js';
 import { startTestService, TestProject } from './support/service.js';
 
 /**
- * /asyncapi.json: the message contract as AsyncAPI 3.0, derived from subjects/, and the README's
- * integrator example (scripts/follow-events.ts, run as built) following events of a running service.
+ * /asyncapi.json: the message contract as AsyncAPI 3.0, derived from subjects/, and the integrator
+ * example of docs/integrators.md (scripts/follow-events.ts, run as built) following events of a
+ * running service.
  */
 const require = createRequire(import.meta.url);
 const specs = require('@asyncapi/specs') as { schemasWithoutId: Record<string, object> };
@@ -197,14 +198,15 @@ t.test('lists every job kind as internal', async (t) => {
   }
 });
 
-t.test("the README shows the integrator example as scripts/follow-events.ts has it", async (t) => {
+t.test('docs/integrators.md shows the integrator example as scripts/follow-events.ts has it', async (t) => {
   const script = await readFile(path.join(root, 'scripts', 'follow-events.ts'), 'utf8');
   const example = /\/\/ --- the example[^\n]*\n([\s\S]*?)\/\/ --- end of the example/.exec(script)?.[1];
   t.ok(example, 'the script marks its example');
-  const readme = await readFile(path.join(root, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### For PoS integrators'));
-  t.ok(section.length > 100, 'the README has the section');
-  t.ok(section.includes(`\`\`\`ts\n${example}\`\`\``), 'the README shows the example unchanged');
+  const page = await readFile(path.join(root, 'docs', 'integrators.md'), 'utf8');
+  const start = page.indexOf('## Following events with a durable JetStream consumer');
+  t.ok(start >= 0, 'the page has the section');
+  const section = page.slice(start);
+  t.ok(section.includes(`\`\`\`ts\n${example}\`\`\``), 'the page shows the example unchanged');
   t.match(section, /\/asyncapi\.json/);
 });
 
@@ -237,7 +239,7 @@ async function until(done: () => boolean, timeoutMs: number, message: () => stri
   }
 }
 
-t.test("the README's durable consumer follows a process's PoS events, acks them and resumes after a restart without repeats", async (t) => {
+t.test("the integrators' durable consumer follows a process's PoS events, acks them and resumes after a restart without repeats", async (t) => {
   const fx = await seedCheckout(svc);
   const newProcess = async () => {
     const res = await fx.createProcess();

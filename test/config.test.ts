@@ -1,7 +1,7 @@
 import t from 'tap';
 import { ConfigError, loadConfig } from '../src/config.js';
 
-t.test('has the defaults the README states', async (t) => {
+t.test('has the defaults docs/operations.md states', async (t) => {
   const config = loadConfig({});
   t.match(config, {
     env: 'development',

@@ -15,7 +15,7 @@ import { startTestService, TestProject } from './support/service.js';
 /**
  * Fiscalization with the local signer, over HTTP: every sale's TSE transaction starts with its
  * process and finishes with it (jobs), the order carries the fiscalReference, each signature
- * verifies with the TSE's public key by the message format the README documents, and counters
+ * verifies with the TSE's public key by the message format docs/fiscalization.md documents, and counters
  * never repeat or skip. A wrapper around the providers (passed through the service's options, as
  * a fiskaly provider would be) makes the TSE unreachable or "crash" a worker after its answer.
  */

@@ -8,7 +8,7 @@ import { startJobConsumer } from '../src/messaging/jobs.js';
 import { startMoreEdge, startTestService, TestProject } from './support/service.js';
 
 /**
- * `/metrics` in the Prometheus text format: the series README "Metrics" lists appear after some
+ * `/metrics` in the Prometheus text format: the series docs/operations.md ("Metrics") lists appear after some
  * requests, labelled by route pattern and subject (never by URL), with what the outbox, JetStream
  * and the Postgres pools hold read at the scrape.
  */

@@ -217,7 +217,7 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
  * How long a batch waits for more jobs after its first. A batch costs about the same whatever its
  * size (a read, the signer's read and write, the records), and nobody waits for a signature on the
  * HTTP path: at 170 sales a second, 20 ms made batches of about eleven jobs instead of two or three, and
- * cut what signing costs Postgres by half (README "Benchmarks", the figures of 2026-11-26).
+ * cut what signing costs Postgres by half (`npm run bench -- fiscal`, 2026-11-26).
  */
 const BatchGatherMs = 20;
 

@@ -13,7 +13,7 @@ import { checkoutFlow } from './full-flow.js';
  * of the edge, the workers, Postgres and nats-server (from /proc), Postgres transactions, rows and
  * WAL written (pg_stat_database, the WAL position), NATS messages (nats-server's /varz). Then it
  * sizes a retailer with 2000 stores at 50 checkouts per store-hour at peak from those figures, and
- * says which part saturates first. The README's "Capacity on paper" quotes a run of it.
+ * says which part saturates first. docs/operations.md ("Capacity on paper") quotes a run of it.
  */
 const Concurrency = Number(process.env.BENCH_FLOW_CONCURRENCY ?? 16);
 const Stores = 2000;

@@ -4,7 +4,7 @@ import { Permissions, type Permission } from './permissions.js';
 /**
  * What each portal role may do, as the API's permissions: a signed-in session is a principal with
  * exactly these, so the portal can do nothing a bearer token with the same list could not. The
- * README's "Retailer portal" section documents the table.
+ * table is documented in docs/portal.md, "Accounts and roles".
  *
  * - owner: everything, and the only role with `projectsWrite` (settings, PoS credentials, accounts).
  * - backoffice: catalog, prices, shops, orders and receipts, coupons, promotions.

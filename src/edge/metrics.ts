@@ -16,7 +16,7 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics, options:
   if (!options.serve) return;
   app.get(
     '/metrics',
-    { schema: { tags: ['system'], summary: 'Metrics in the Prometheus text format (README "Metrics"); on METRICS_PORT instead when it is set' } },
+    { schema: { tags: ['system'], summary: 'Metrics in the Prometheus text format (docs/operations.md, "Metrics"); on METRICS_PORT instead when it is set' } },
     async (_request, reply) => {
       const { contentType, body } = await scrape(metrics);
       return reply.type(contentType).send(body);

@@ -8,7 +8,7 @@ import { poolStats, type Sql } from './postgres.js';
  * The process's metrics in the Prometheus text format (prom-client), one registry per running
  * service (tests run several in one process). Counters and histograms are updated where things
  * happen, labelled by what has few values (a route pattern, a subject, a job kind; never a URL or
- * an id); what a database or the broker knows is read when Prometheus scrapes (README "Metrics").
+ * an id); what a database or the broker knows is read when Prometheus scrapes (docs/operations.md, "Metrics").
  */
 export interface Metrics {
   readonly registry: Registry;

@@ -226,7 +226,7 @@ export function buildAsyncApi(options: { version: string }): JsonSchema {
         'The NATS subjects of the checkout platform, generated from `subjects/`. The HTTP API is at `/openapi.json`.',
         'Requests go to `svc.<domain>.<verb>` with a reply subject; one worker of the domain\'s queue group answers with the reply, or with an error reply: the error object as the body and the headers `' +
           `${ErrorHeaders.code}\` and \`${ErrorHeaders.message}\`.`,
-        `Events are \`events.<project>.<domain>.<id>.<event>\` in the JetStream stream \`${EventStream.name}\`, each stored once (\`Nats-Msg-Id\`); follow them with a durable JetStream consumer (see the README, "For PoS integrators").`,
+        `Events are \`events.<project>.<domain>.<id>.<event>\` in the JetStream stream \`${EventStream.name}\`, each stored once (\`Nats-Msg-Id\`); follow them with a durable JetStream consumer (see docs/integrators.md, "Following events with a durable JetStream consumer").`,
         `Jobs (\`jobs.<kind>.<project>.<id>[.<step>]\`, stream \`${JobStream.name}\`) are internal.`,
       ].join('\n\n'),
     },

@@ -99,8 +99,9 @@ export async function assertFitsWidth(t: Test, page: Page, what: string): Promis
 }
 
 /**
- * PNG screenshots for the README (docs/portal/), written when PORTAL_SCREENSHOTS=1: the tests make
- * them from real screens, so they show what the portal looks like now.
+ * PNG screenshots for the README and docs/portal.md (docs/portal/), written when
+ * PORTAL_SCREENSHOTS=1: the tests make them from real screens, so they show what the portal looks
+ * like now.
  */
 export async function screenshot(page: Page, name: string): Promise<void> {
   if (process.env.PORTAL_SCREENSHOTS !== '1') return;

@@ -65,7 +65,8 @@ export function closingRoutes(app: ZodApp, client: ServiceClient): void {
         tags,
         summary: 'Create a closing schedule',
         description:
-          'Fires on its days at hour:minute in its location (IANA zone); see the README for DST days. With appendBatchEvery and batchFormats ' +
+          'Fires on its days at hour:minute in its location (IANA zone); docs/api.md ("When a schedule fires") says what happens on DST days. ' +
+          'With appendBatchEvery and batchFormats ' +
           '(aggregated_receipts), every multiple of that interval the orders that came since the last batch are appended to the coming ' +
           "closing's batch logs (GET /{project}/closings/shops/{shopID}/batches). A bad body is 400 naming the field.",
         params: ProjectParams,
