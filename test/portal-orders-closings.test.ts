@@ -8,7 +8,7 @@ import { startTestService } from './support/service.js';
 
 /**
  * The portal's Orders and Closings in Chromium, as the accounting role uses them: an order found by
- * its date, its receipt shown and downloaded; a closing started as a report job, watched until done,
+ * its date (typed in the chosen language's form, German and English), its receipt shown and downloaded; a closing started as a report job, watched until done,
  * and its DSFinV-K zip downloaded; a closing schedule whose error is shown at its field.
  */
 if (chromiumPresent(t)) {
@@ -16,6 +16,9 @@ if (chromiumPresent(t)) {
   const fx = await seedCheckout(svc);
   await fx.processIn('successful');
   await fx.processIn('successful', { items: [{ sku: 'BREAD', amount: 1 }, { sku: 'WATER', amount: 1 }] });
+  // One order in shop 2, paid by a method the portal has no words for.
+  const other = (await fx.createProcess({ items: [{ sku: 'WATER', amount: 1 }], paymentMethod: 'girocard', info: { shopID: 's2' } })).body.id;
+  await fx.patchProcess(other, { paymentState: 'successful' });
   const browser = await launchBrowser(t);
   const accounting = await portalUser(svc, 'accounting');
   const { page } = await newPortalPage(browser, svc);
@@ -25,14 +28,17 @@ if (chromiumPresent(t)) {
     const [download] = await Promise.all([page.waitForEvent('download'), click()]);
     return { name: download.suggestedFilename(), bytes: await readFile((await download.path())!) };
   };
-  const day = (offsetDays: number) => {
+  /** A day from today as the portal writes it: German (27.11.2026) or US English (11/27/2026). */
+  const day = (offsetDays: number, form: 'de' | 'en-US' = 'de') => {
     const d = new Date(Date.now() + offsetDays * 86_400_000);
-    return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+    const [dd, mm, yyyy] = [String(d.getDate()).padStart(2, '0'), String(d.getMonth() + 1).padStart(2, '0'), String(d.getFullYear())];
+    return form === 'de' ? `${dd}.${mm}.${yyyy}` : `${mm}/${dd}/${yyyy}`;
   };
 
   t.test('finds an order by its date and opens its receipt in the page and as a download', async (t) => {
     t.equal(await page.getByRole('link', { name: 'Heute' }).getAttribute('aria-current'), 'page', 'accounting starts at Today');
     await page.getByRole('link', { name: 'Bestellungen' }).click();
+    t.equal(await page.getByLabel('Von').inputValue(), day(0), 'today, as German dates are written');
     await page.getByLabel('Von').fill(day(-3));
     await page.getByLabel('Bis').fill(day(-1));
     await page.getByRole('button', { name: 'Suchen' }).click();
@@ -42,6 +48,7 @@ if (chromiumPresent(t)) {
     await page.getByLabel('Bis').fill(day(0));
     await page.getByRole('button', { name: 'Suchen' }).click();
     await page.getByText('2 Bestellungen').waitFor();
+    t.match(await page.getByRole('table').textContent(), new RegExp(`${day(0).replace(/\./g, '\\.')}, \\d{2}:\\d{2}.*Bargeld.*1,98\\s€`), 'the table writes the date as the filter does, and the payment method in words');
     await assertAccessible(t, page, 'orders');
     await screenshot(page, 'orders');
 
@@ -50,7 +57,8 @@ if (chromiumPresent(t)) {
     await detail.waitFor();
     t.match(await detail.textContent(), /Wasser.*0,99\s€.*19 %.*1,98\s€/, 'the lines in de-DE money');
     t.match(await detail.textContent(), /Netto.*1,66\s€.*0,32\s€.*1,98\s€/, 'the taxes per rate');
-    t.match(await detail.textContent(), /cash.*successful/, 'the payment');
+    t.match(await detail.textContent(), /abgeschlossen/, "the order's state in words");
+    t.match(await detail.textContent(), /ZahlungenZahlartStatusSummeBargeldbezahlt1,98\s€/, 'the payment in words');
     await page.getByText('Transaktionsnummer').waitFor();
     await page.getByRole('button', { name: 'Beleg anzeigen' }).click();
     await page.getByTitle('Beleg der Bestellung 1 (PDF)').waitFor();
@@ -71,7 +79,8 @@ if (chromiumPresent(t)) {
     const detail = page.getByRole('region', { name: /Abschluss 1 · Shop 1/ });
     await detail.waitFor();
     t.match(await detail.textContent(), /19 %.*7 %/, 'totals by tax rate');
-    t.match(await detail.textContent(), /cash.*5,46\s€/, 'totals by payment method');
+    t.match(await detail.textContent(), /· 2 Bestellungen ·/, 'the order count in the plural');
+    t.match(await detail.textContent(), /Bargeld5,46\s€/, 'totals by payment method, in words');
     const zipButton = page.getByRole('button', { name: 'DSFinV-K herunterladen' });
     await zipButton.waitFor({ timeout: 30_000 });
     await assertAccessible(t, page, 'closing detail');
@@ -104,12 +113,73 @@ if (chromiumPresent(t)) {
     t.match(schedules.body.schedules, [{ shop: 's1', hour: 24, minute: 0 }]);
   });
 
+  t.test('finds one order of a shop, and says so in the singular', async (t) => {
+    await page.getByRole('link', { name: 'Bestellungen' }).click();
+    await page.getByLabel('Shop').selectOption('s2');
+    await page.getByRole('button', { name: 'Suchen' }).click();
+    await page.getByText('1 Bestellung', { exact: true }).waitFor();
+    t.match(await page.getByRole('table').textContent(), /girocard/, 'a method with a name of its own');
+  });
+
+  t.test('a date field says how to write a date and refuses what is none', async (t) => {
+    const from = page.getByLabel('Von');
+    t.match(await from.getAttribute('aria-describedby'), /hint/, 'the field points at its pattern');
+    await page.getByText('TT.MM.JJJJ').first().waitFor();
+    await from.fill('31.02.2026');
+    await page.getByLabel('Bis').fill(day(-1));
+    await page.getByLabel('Shop').selectOption('');
+    await page.getByRole('button', { name: 'Suchen' }).click();
+    await page.getByText('Bitte als TT.MM.JJJJ eingeben, etwa 27.11.2026.').waitFor();
+    t.equal(await from.getAttribute('aria-invalid'), 'true', 'the field is marked');
+    t.ok(await page.getByText('1 Bestellung', { exact: true }).isVisible(), 'the list stays as it was');
+    await from.fill(day(0));
+    await page.getByRole('button', { name: 'Suchen' }).click();
+    await page.getByText('„Bis“ liegt vor „Von“.').waitFor();
+    t.equal(await page.getByLabel('Bis').getAttribute('aria-invalid'), 'true', 'an end before the start is marked too');
+    await assertAccessible(t, page, 'date fields with errors');
+    await page.getByLabel('Bis').fill(day(0));
+    await page.getByRole('button', { name: 'Suchen' }).click();
+    await page.getByText('3 Bestellungen').waitFor();
+    t.equal(await from.getAttribute('aria-invalid'), null, 'the marks are gone');
+  });
+
+  t.test('in an English browser, dates, money and counts follow the chosen language, in the date fields as in the table', async (t) => {
+    const english = await newPortalPage(browser, svc, { locale: 'en-US' });
+    const en = english.page;
+    await signInThroughPortal(en, accounting, 'en');
+    await en.getByRole('link', { name: 'Orders' }).click();
+    t.equal(await en.getByLabel('From').inputValue(), day(0, 'en-US'), 'today, as US English writes it');
+    await en.getByText('MM/DD/YYYY').first().waitFor();
+    await en.getByRole('button', { name: 'Search' }).click();
+    await en.getByText('3 orders').waitFor();
+    const rows = en.getByRole('table');
+    t.match(await rows.textContent(), new RegExp(`${day(0, 'en-US')}, \\d{1,2}:\\d{2}\\s[AP]M`), 'the table writes dates as the field does');
+    t.match(await rows.textContent(), /Cash€1\.98/, 'the method in words, money in English');
+    await en.getByLabel('Shop').selectOption('s2');
+    await en.getByRole('button', { name: 'Search' }).click();
+    await en.getByText('1 order', { exact: true }).waitFor();
+    await en.getByLabel('From').fill('27.11.2026');
+    await en.getByRole('button', { name: 'Search' }).click();
+    await en.getByText('Please type it as MM/DD/YYYY, such as 11/27/2026.').waitFor();
+    await en.getByLabel('From').fill(day(0, 'en-US'));
+    await en.getByRole('button', { name: 'Search' }).click();
+    await en.getByText('Please type it as MM/DD/YYYY, such as 11/27/2026.').waitFor({ state: 'detached' });
+    await assertAccessible(t, en, 'orders in English');
+
+    // The same browser, the person chooses German: the fields and the table change their form with the words.
+    await en.getByLabel('Language').selectOption('de');
+    await en.getByText('1 Bestellung', { exact: true }).waitFor();
+    t.equal(await en.getByLabel('Von').inputValue(), day(0), 'the field now writes the day as German does');
+    t.match(await en.getByRole('table').textContent(), new RegExp(`${day(0).replace(/\./g, '\\.')}, \\d{2}:\\d{2}`), 'and so does the table');
+    await english.context.close();
+  });
+
   t.test('orders and closings fit a phone', async (t) => {
     const phone = await newPortalPage(browser, svc, { viewport: Viewports.phone });
     await signInThroughPortal(phone.page, accounting);
     await phone.page.getByRole('link', { name: 'Bestellungen' }).click();
     await phone.page.getByRole('button', { name: 'Suchen' }).click();
-    await phone.page.getByText('2 Bestellungen').waitFor();
+    await phone.page.getByText('3 Bestellungen').waitFor();
     await assertFitsWidth(t, phone.page, 'orders on a phone');
     await phone.page.getByRole('link', { name: 'Abschlüsse' }).click();
     await phone.page.getByRole('button', { name: 'Abschluss 1 öffnen' }).waitFor();

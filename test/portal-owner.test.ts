@@ -56,7 +56,7 @@ if (chromiumPresent(t)) {
     await page.getByText('Gespeichert.').waitFor();
     const settings = await svc.request('GET', `${p}/settings`, { token: await svc.token(['projectsWrite']) });
     t.match(settings.body, { companyName: 'Markt GmbH', currency: 'EUR', taxRates: { normal: '19', reduced: '7' }, paymentMethods: ['cash', 'girocard'] });
-    await page.getByText('local').waitFor();
+    await page.getByRole('region', { name: 'Fiskalisierung' }).getByRole('definition').filter({ hasText: /^Lokaler Signierer/ }).waitFor();
     await page.getByLabel('Name des Zugangs').fill('Kasse 1');
     await page.getByRole('button', { name: 'Zugang anlegen' }).click();
     await page.getByText(/Benutzer pos-.*Passwort/).waitFor();
@@ -84,7 +84,7 @@ if (chromiumPresent(t)) {
     t.match(saved.body, { companyName: 'Markt GmbH', fiscalization: { provider: 'fiskaly', tssId: 'b7c3c0b4-0000-4000-8000-000000000001', apiKeySet: true, apiSecretSet: true, adminPinSet: false } });
     t.equal(await section.getByLabel('API-Key').inputValue(), '', 'a stored key is never shown');
     t.equal(await section.getByLabel('API-Key').getAttribute('placeholder'), 'gespeichert', 'it says one is stored');
-    await section.getByRole('definition').filter({ hasText: /^fiskaly$/ }).waitFor();
+    await section.getByRole('definition').filter({ hasText: /^fiskaly SIGN DE \(Cloud-TSE\)$/ }).waitFor();
     await section.getByText('Noch nicht signiert.').waitFor();
     t.notMatch(await section.textContent(), /Zertifiziert/, "the local signer's device is not shown as fiskaly's");
     await assertAccessible(t, page, 'TSE choice');

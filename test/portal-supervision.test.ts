@@ -26,7 +26,7 @@ if (chromiumPresent(t)) {
 
     await signInThroughPortal(page, supervisor);
     t.equal(await page.getByRole('link', { name: 'Aufsicht' }).getAttribute('aria-current'), 'page', 'a supervisor starts at Supervision');
-    t.match(await page.getByRole('banner').textContent(), /Angemeldet als supervisor@example.com/);
+    t.match(await page.getByRole('banner').textContent(), /Angemeldet als supervisor@example.com \(Aufsicht\)/, 'the role in words');
     const cookie = (await context.cookies()).find((c) => c.name === 'portal_session');
     t.match(cookie, { httpOnly: true, sameSite: 'Strict' }, 'the session cookie is HttpOnly and SameSite=Strict');
 
@@ -74,7 +74,9 @@ if (chromiumPresent(t)) {
     const id = created.body.id;
     const card = page.getByRole('article', { name: /Alterskontrolle ab 18/ });
     await card.waitFor();
-    t.match(await card.textContent(), /Rotwein.*5,99\s€.*Wasser.*1,98\s€.*Summe.*7,97\s€/, 'the cart, in de-DE money');
+    t.match(await card.textContent(), /Rotwein \(ab 18 Jahren\).*5,99\s€.*Wasser.*1,98\s€.*Summe.*7,97\s€/, 'the cart in de-DE money, the restriction in words');
+    t.notMatch(await card.textContent(), /min_age/, 'no code of the API');
+    t.ok(await appears(page.getByText('1 Vorgang wartet auf Sie')), 'one process, in the singular');
     t.ok(await appears(page.getByText('1 neu')), 'a badge says a new one arrived');
     t.match(await page.title(), /^\(1\) /, 'the tab title counts it too');
     await assertAccessible(t, page, 'supervision');

@@ -1,7 +1,8 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { formatDateTime } from '../format.js';
+import { useFormat } from '../format.js';
 import { useWords } from '../i18n.js';
+import { useNames } from '../names.js';
 import { ErrorMessage, Field, Loading, useId, useLoad } from '../ui.js';
 import type { ScreenProps } from './index.js';
 
@@ -30,7 +31,6 @@ const words = {
     add: 'Konto anlegen',
     create: 'Anlegen',
     password: 'Einmalpasswort für {email}: {password} (wird nur jetzt angezeigt)',
-    owner: 'Inhaber', backoffice: 'Backoffice', supervisor: 'Aufsicht', accounting: 'Buchhaltung',
   },
   en: {
     list: 'Accounts',
@@ -46,13 +46,14 @@ const words = {
     add: 'Add an account',
     create: 'Create',
     password: 'One-time password for {email}: {password} (shown only now)',
-    owner: 'Owner', backoffice: 'Back office', supervisor: 'Supervisor', accounting: 'Accounting',
   },
 };
 
 /** The portal's accounts of the project, managed by an owner: role, one-time passwords, deletion. */
 export function Accounts({ api, session }: ScreenProps) {
   const t = useWords(words);
+  const f = useFormat();
+  const names = useNames();
   const list = useLoad((signal) => api.get<{ accounts: Account[] }>('/portal/accounts', { signal }), [api]);
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<string>('supervisor');
@@ -93,10 +94,10 @@ export function Accounts({ api, session }: ScreenProps) {
               <td>
                 <select aria-label=${t('roleOf', { email: a.email })} value=${a.role} disabled=${a.id === session.account.id}
                   onChange=${(e: Event) => run(() => api.send('PATCH', `/portal/accounts/${a.id}`, { role: (e.target as HTMLSelectElement).value }))()}>
-                  ${Roles.map((r) => html`<option value=${r}>${t(r)}</option>`)}
+                  ${Roles.map((r) => html`<option value=${r}>${names.role(r)}</option>`)}
                 </select>
               </td>
-              <td>${a.lockedUntil ? t('locked', { time: formatDateTime(a.lockedUntil) }) : a.passwordChangeRequired ? t('oneTime') : t('active')}</td>
+              <td>${a.lockedUntil ? t('locked', { time: f.dateTime(a.lockedUntil) }) : a.passwordChangeRequired ? t('oneTime') : t('active')}</td>
               <td class="actions">
                 <button type="button" class="secondary" aria-label=${t('reset', { email: a.email })}
                   onClick=${run(async () => setNotice(t('password', { email: a.email, password: (await api.send<{ password: string }>('PATCH', `/portal/accounts/${a.id}`, { resetPassword: true })).password })))}>↻</button>
@@ -112,7 +113,7 @@ export function Accounts({ api, session }: ScreenProps) {
       <form class="toolbar" onSubmit=${create}>
         <${Field} id=${ids.email} label=${t('email')}><input id=${ids.email} type="email" required value=${email} onInput=${(e: Event) => setEmail((e.target as HTMLInputElement).value)} /><//>
         <${Field} id=${ids.role} label=${t('role')}>
-          <select id=${ids.role} value=${role} onChange=${(e: Event) => setRole((e.target as HTMLSelectElement).value)}>${Roles.map((r) => html`<option value=${r}>${t(r)}</option>`)}</select>
+          <select id=${ids.role} value=${role} onChange=${(e: Event) => setRole((e.target as HTMLSelectElement).value)}>${Roles.map((r) => html`<option value=${r}>${names.role(r)}</option>`)}</select>
         <//>
         <button type="submit">${t('create')}</button>
       </form>

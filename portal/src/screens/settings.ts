@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ProjectApi } from '../api.js';
-import { formatDateTime } from '../format.js';
+import { useFormat } from '../format.js';
 import { useWords } from '../i18n.js';
 import { ErrorMessage, Field, errorsByField, invalid, useId, useLoad } from '../ui.js';
 import type { ScreenProps } from './index.js';
@@ -191,7 +191,7 @@ function Fiscalization({ api, stored, onSaved }: { api: ProjectApi; stored: Proj
     <${ErrorMessage} error=${registers.error} />
     ${r
       ? html`<dl class="facts">
-          <dt>${t('provider')}</dt><dd>${r.provider ?? '–'}${r.reason ? ` (${r.reason})` : ''}</dd>
+          <dt>${t('provider')}</dt><dd>${r.provider ? (Providers.includes(r.provider as Provider) ? t(r.provider as Provider) : r.provider) : '–'}${r.reason ? ` (${r.reason})` : ''}</dd>
           ${r.tse
             ? html`<dt>${t('serial')}</dt><dd class="mono">${r.tse.serialNumber}</dd><dt>${t('certified')}</dt><dd>${r.tse.certified ? t('yes') : t('no')}</dd>`
             : html`<dt>TSE</dt><dd>${t('notYet')}</dd>`}
@@ -221,6 +221,7 @@ function Fiscalization({ api, stored, onSaved }: { api: ProjectApi; stored: Proj
 
 function PosCredentials({ api }: { api: ProjectApi }) {
   const t = useWords(words);
+  const f = useFormat();
   const list = useLoad((signal) => api.get<{ credentials: Array<{ user: string; name: string; permissions: string[]; createdAt: string }> }>('/pos/credentials', { signal }), [api]);
   const [name, setName] = useState('');
   const [notice, setNotice] = useState('');
@@ -251,7 +252,7 @@ function PosCredentials({ api }: { api: ProjectApi }) {
     <p role="status" class="mono">${notice}</p>
     ${list.data && !list.data.credentials.length ? html`<p>${t('posNone')}</p>` : null}
     <ul class="plain">
-      ${(list.data?.credentials ?? []).map((c) => html`<li>${c.name} <span class="muted mono">${c.user} · ${formatDateTime(c.createdAt)}</span> <button type="button" class="link" aria-label=${t('posRemove', { name: c.name })} onClick=${remove(c.user)}>✕</button></li>`)}
+      ${(list.data?.credentials ?? []).map((c) => html`<li>${c.name} <span class="muted mono">${c.user} · ${f.dateTime(c.createdAt)}</span> <button type="button" class="link" aria-label=${t('posRemove', { name: c.name })} onClick=${remove(c.user)}>✕</button></li>`)}
     </ul>
     <form class="toolbar" onSubmit=${create}>
       <${Field} id=${id} label=${t('posName')}><input id=${id} required value=${name} onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} /><//>

@@ -2,8 +2,9 @@ import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ProjectApi } from '../api.js';
 import { useEventStream } from '../events.js';
-import { formatTime, money } from '../format.js';
+import { useFormat } from '../format.js';
 import { useWords } from '../i18n.js';
+import { useNames } from '../names.js';
 import { ErrorMessage, Loading, useId } from '../ui.js';
 import type { ScreenProps } from './index.js';
 import { ShopPicker } from './shop-picker.js';
@@ -16,7 +17,7 @@ import { ShopPicker } from './shop-picker.js';
  */
 interface Check {
   id: string;
-  type: 'min_age' | 'supervisor_approval';
+  type: string;
   requiredAge?: number;
   state: string;
 }
@@ -49,13 +50,11 @@ interface ProcessEvent {
 
 const words = {
   de: {
-    waiting: '{n} Vorgänge warten auf Sie',
+    waiting: { one: '{n} Vorgang wartet auf Sie', other: '{n} Vorgänge warten auf Sie' },
     none: 'Kein Vorgang wartet auf eine Aufsicht.',
     fresh: '{n} neu',
     seen: 'Gesehen',
     arrived: 'Neuer Vorgang wartet: {what}',
-    age: 'Alterskontrolle ab {age}',
-    control: 'Kontrolle',
     since: 'seit {time}',
     item: 'Artikel',
     amount: 'Menge',
@@ -68,13 +67,11 @@ const words = {
     isNew: 'Neu',
   },
   en: {
-    waiting: '{n} processes wait for you',
+    waiting: { one: '{n} process waits for you', other: '{n} processes wait for you' },
     none: 'No process waits for a supervisor.',
     fresh: '{n} new',
     seen: 'Seen',
     arrived: 'A new process waits: {what}',
-    age: 'Age check {age}+',
-    control: 'Control',
     since: 'since {time}',
     item: 'Item',
     amount: 'Quantity',
@@ -93,6 +90,7 @@ const waits = (p: Pick<Process, 'routingTarget' | 'aborted' | 'paymentState'>) =
 
 export function Supervision({ api }: ScreenProps) {
   const t = useWords(words);
+  const names = useNames();
   const [shop, setShop] = useState(localStorage.getItem(ShopKey) ?? '');
   const [waiting, setWaiting] = useState<Process[]>([]);
   // Whether the chosen shop's list has been read since its events are streamed: until then (also
@@ -114,7 +112,7 @@ export function Supervision({ api }: ScreenProps) {
   const describe = (p: Pick<Process, 'checks'>) =>
     p.checks
       .filter((c) => c.state === 'pending')
-      .map((c) => (c.type === 'min_age' ? t('age', { age: c.requiredAge ?? '' }) : t('control')))
+      .map(names.check)
       .join(', ');
 
   useEventStream(
@@ -184,6 +182,8 @@ export function Supervision({ api }: ScreenProps) {
 /** One process that waits: what must be checked, the cart, and the supervisor's three answers. */
 function WaitingProcess({ api, process, isNew, title, onDone }: { api: ProjectApi; process: Process; isNew: boolean; title: string; onDone(): void }) {
   const t = useWords(words);
+  const f = useFormat();
+  const names = useNames();
   const heading = useId('process');
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
@@ -204,14 +204,14 @@ function WaitingProcess({ api, process, isNew, title, onDone }: { api: ProjectAp
 
   return html`<article class=${`card${isNew ? ' new' : ''}`} aria-labelledby=${heading}>
     <h2 id=${heading}>${title}${isNew ? html` <span class="badge">${t('isNew')}</span>` : null}</h2>
-    <p class="muted">${t('since', { time: formatTime(process.createdAt) })}</p>
+    <p class="muted">${t('since', { time: f.time(process.createdAt) })}</p>
     <table>
       <caption class="sr-only">${t('cart')}</caption>
       <thead><tr><th scope="col">${t('item')}</th><th scope="col" class="num">${t('amount')}</th><th scope="col" class="num">${t('price')}</th></tr></thead>
       <tbody>
-        ${lines.map((l) => html`<tr><td>${l.name}${l.saleRestriction && l.saleRestriction !== 'none' ? html` <small>(${l.saleRestriction})</small>` : null}</td><td class="num">${l.amount}</td><td class="num">${money(l.totalPrice, process.currency)}</td></tr>`)}
+        ${lines.map((l) => html`<tr><td>${l.name}${names.saleRestriction(l.saleRestriction) ? html` <small>(${names.saleRestriction(l.saleRestriction)})</small>` : null}</td><td class="num">${l.amount}</td><td class="num">${f.money(l.totalPrice, process.currency)}</td></tr>`)}
       </tbody>
-      <tfoot><tr><th scope="row" colspan="2">${t('total')}</th><td class="num">${money(process.pricing?.price.price, process.currency)}</td></tr></tfoot>
+      <tfoot><tr><th scope="row" colspan="2">${t('total')}</th><td class="num">${f.money(process.pricing?.price.price, process.currency)}</td></tr></tfoot>
     </table>
     <${ErrorMessage} error=${error} />
     <div class="actions">

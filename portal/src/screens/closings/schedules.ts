@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import type { ProjectApi } from '../../api.js';
 import { useWords } from '../../i18n.js';
 import { ErrorMessage, Field, errorsByField, invalid, useId, useLoad } from '../../ui.js';
-import { FormatNames } from './names.js';
+import { useFormatName } from './names.js';
 
 interface Schedule {
   id: number;
@@ -105,6 +105,7 @@ export function Schedules({ api, shop, canWrite }: { api: ProjectApi; shop: stri
 
 function ScheduleForm({ api, draft: initial, onSaved, onCancel }: { api: ProjectApi; draft: Draft; onSaved(): void; onCancel(): void }) {
   const t = useWords(words);
+  const formatName = useFormatName();
   const [draft, setDraft] = useState(initial);
   const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>();
@@ -153,7 +154,7 @@ function ScheduleForm({ api, draft: initial, onSaved, onCancel }: { api: Project
     </div>
     <fieldset>
       <legend>${t('formats')}</legend>
-      ${Formats.map((f) => html`<label class="check"><input type="checkbox" checked=${draft.formats.includes(f)} onChange=${() => set({ formats: toggle(draft.formats, f) })} /> ${FormatNames[f]}</label>`)}
+      ${Formats.map((f) => html`<label class="check"><input type="checkbox" checked=${draft.formats.includes(f)} onChange=${() => set({ formats: toggle(draft.formats, f) })} /> ${formatName(f)}</label>`)}
     </fieldset>
     <${ErrorMessage} error=${error} />
     <div class="actions">
