@@ -6,7 +6,8 @@ import { startTestService, TestProject } from './support/service.js';
 /**
  * The portal in Chromium: signing in and out, the lockout as a person sees it, the language switch,
  * and Supervision: an age check an app creates through the API appears live, the supervisor
- * approves it, and the app's process can then be paid; reject and abort end a process.
+ * approves it, and the app's process can then be paid; reject and abort end a process; the shop
+ * picker ignores a change to the shop already chosen.
  */
 if (chromiumPresent(t)) {
   const svc = await startTestService(t);
@@ -106,6 +107,24 @@ if (chromiumPresent(t)) {
     await page.getByText('Kein Vorgang wartet auf eine Aufsicht.').waitFor();
     t.match((await fx.getProcess(first)).body, { paymentState: 'failed' });
     t.match((await fx.getProcess(second)).body, { aborted: true, paymentState: 'failed' });
+    await context.close();
+  });
+
+  t.test('a change of the shop picker to the shop already chosen keeps the live list', async (t) => {
+    const { page, context } = await newPortalPage(browser, svc);
+    await signInThroughPortal(page, supervisor);
+    await page.getByText('Kein Vorgang wartet auf eine Aufsicht.').waitFor();
+    const picker = page.getByLabel('Shop');
+    t.equal(await picker.inputValue(), 's1');
+    await picker.selectOption('s1');
+    await picker.dispatchEvent('change');
+    await page.getByText('Kein Vorgang wartet auf eine Aufsicht.').waitFor();
+    t.equal(await page.getByText('Lädt …').count(), 0, 'not loading for good');
+    await fx.createProcess({ items: [{ sku: 'WINE', amount: 1 }] });
+    await page.getByText('1 Vorgang wartet auf Sie').waitFor();
+    t.pass('a new process still arrives live');
+    await page.getByRole('article').getByRole('button', { name: 'Freigeben' }).click();
+    await page.getByText('Kein Vorgang wartet auf eine Aufsicht.').waitFor();
     await context.close();
   });
 

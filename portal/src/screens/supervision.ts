@@ -102,6 +102,8 @@ export function Supervision({ api }: ScreenProps) {
   const [error, setError] = useState<unknown>();
 
   const chooseShop = (id: string) => {
+    // The same shop again keeps its stream: starting over would wait for a ready that never comes.
+    if (id === shop) return;
     localStorage.setItem(ShopKey, id);
     setShop(id);
     setWaiting([]);
