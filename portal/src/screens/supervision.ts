@@ -5,15 +5,16 @@ import { useEventStream } from '../events.js';
 import { useFormat } from '../format.js';
 import { useWords } from '../i18n.js';
 import { useNames } from '../names.js';
-import { ErrorMessage, Loading, useId } from '../ui.js';
+import { ConfirmButton, ErrorMessage, Loading, useId } from '../ui.js';
 import type { ScreenProps } from './index.js';
 import { ShopPicker } from './shop-picker.js';
 
 /**
  * Supervision: the checkout processes of a shop that wait for a supervisor (an age check, a forced
  * control), live: the list is loaded once the shop's events are followed, and each event adds,
- * updates or removes a process. The supervisor sees the cart and the required age, and approves,
- * rejects (the payment fails) or aborts the purchase.
+ * updates or removes a process. The supervisor sees whose it is (the app's device and user), how
+ * long it has waited, the cart and the required age, and confirms the check or, after a second
+ * question, refuses the purchase (its payment fails).
  */
 interface Check {
   id: string;
@@ -34,6 +35,8 @@ interface LineItem {
 interface Process {
   id: string;
   createdAt: string;
+  clientID: string;
+  appUserID: string;
   paymentState: string;
   aborted: boolean;
   routingTarget: string;
@@ -55,14 +58,26 @@ const words = {
     fresh: '{n} neu',
     seen: 'Gesehen',
     arrived: 'Neuer Vorgang wartet: {what}',
-    since: 'seit {time}',
+    title: '{check} · Gerät {device}',
+    unknown: 'unbekannt',
+    appUser: 'App-Nutzer',
+    waited: 'Wartet seit',
+    arrivedAt: 'angekommen {time}',
+    payment: 'Zahlung',
+    seconds: { one: '{n} Sekunde', other: '{n} Sekunden' },
+    minutes: { one: '{n} Minute', other: '{n} Minuten' },
+    hours: { one: '{n} Stunde', other: '{n} Stunden' },
     item: 'Artikel',
     amount: 'Menge',
     price: 'Preis',
     total: 'Summe',
-    approve: 'Freigeben',
-    reject: 'Ablehnen',
-    abort: 'Abbrechen',
+    approveAge: 'Alter bestätigt',
+    approveControl: 'Kontrolle bestanden',
+    reject: 'Kauf ablehnen',
+    rejectTitle: 'Kauf ablehnen?',
+    rejectText: 'Der Einkauf an Gerät {device} ({total}) endet ohne Zahlung; die App sagt es dem Kunden. Das lässt sich nicht rückgängig machen.',
+    rejectConfirm: 'Ja, Kauf ablehnen',
+    keep: 'Nicht ablehnen',
     cart: 'Warenkorb',
     isNew: 'Neu',
   },
@@ -72,14 +87,26 @@ const words = {
     fresh: '{n} new',
     seen: 'Seen',
     arrived: 'A new process waits: {what}',
-    since: 'since {time}',
+    title: '{check} · device {device}',
+    unknown: 'unknown',
+    appUser: 'App user',
+    waited: 'Waiting for',
+    arrivedAt: 'arrived {time}',
+    payment: 'Payment',
+    seconds: { one: '{n} second', other: '{n} seconds' },
+    minutes: { one: '{n} minute', other: '{n} minutes' },
+    hours: { one: '{n} hour', other: '{n} hours' },
     item: 'Item',
     amount: 'Quantity',
     price: 'Price',
     total: 'Total',
-    approve: 'Approve',
-    reject: 'Reject',
-    abort: 'Abort',
+    approveAge: 'Age confirmed',
+    approveControl: 'Control passed',
+    reject: 'Refuse purchase',
+    rejectTitle: 'Refuse the purchase?',
+    rejectText: 'The purchase on device {device} ({total}) ends without payment; the app tells the customer. This cannot be undone.',
+    rejectConfirm: 'Yes, refuse purchase',
+    keep: 'Keep the purchase',
     cart: 'Cart',
     isNew: 'New',
   },
@@ -111,11 +138,14 @@ export function Supervision({ api }: ScreenProps) {
     setFresh(new Set());
   };
 
-  const describe = (p: Pick<Process, 'checks'>) =>
-    p.checks
-      .filter((c) => c.state === 'pending')
-      .map(names.check)
-      .join(', ');
+  const describe = (p: Pick<Process, 'checks' | 'clientID'>) =>
+    t('title', {
+      check: p.checks
+        .filter((c) => c.state === 'pending')
+        .map(names.check)
+        .join(', '),
+      device: p.clientID || t('unknown'),
+    });
 
   useEventStream(
     shop ? api.url(`/checkout/events?shop=${encodeURIComponent(shop)}`) : null,
@@ -181,7 +211,7 @@ export function Supervision({ api }: ScreenProps) {
   </div>`;
 }
 
-/** One process that waits: what must be checked, the cart, and the supervisor's three answers. */
+/** One process that waits: for whom, since when, what must be checked, the cart, and the supervisor's two answers. */
 function WaitingProcess({ api, process, isNew, title, onDone }: { api: ProjectApi; process: Process; isNew: boolean; title: string; onDone(): void }) {
   const t = useWords(words);
   const f = useFormat();
@@ -203,23 +233,50 @@ function WaitingProcess({ api, process, isNew, title, onDone }: { api: ProjectAp
   };
   const path = `/checkout/process/${process.id}`;
   const lines = (process.pricing?.lineItems ?? []).filter((l) => l.type !== 'promotion' || l.totalPrice !== 0);
+  const total = f.money(process.pricing?.price.price, process.currency);
+  const ageCheck = process.checks.some((c) => c.state === 'pending' && c.type === 'min_age');
 
   return html`<article class=${`card${isNew ? ' new' : ''}`} aria-labelledby=${heading}>
     <h2 id=${heading}>${title}${isNew ? html` <span class="badge">${t('isNew')}</span>` : null}</h2>
-    <p class="muted">${t('since', { time: f.time(process.createdAt) })}</p>
+    <dl class="facts">
+      <dt>${t('appUser')}</dt><dd class="mono">${process.appUserID || t('unknown')}</dd>
+      <dt>${t('waited')}</dt><dd><${WaitedFor} since=${process.createdAt} /> <span class="muted">(${t('arrivedAt', { time: f.time(process.createdAt) })})</span></dd>
+      <dt>${t('payment')}</dt><dd>${names.paymentState(process.paymentState)}</dd>
+    </dl>
     <table>
       <caption class="sr-only">${t('cart')}</caption>
       <thead><tr><th scope="col">${t('item')}</th><th scope="col" class="num">${t('amount')}</th><th scope="col" class="num">${t('price')}</th></tr></thead>
       <tbody>
-        ${lines.map((l) => html`<tr><td>${l.name}${names.saleRestriction(l.saleRestriction) ? html` <small>(${names.saleRestriction(l.saleRestriction)})</small>` : null}</td><td class="num">${l.amount}</td><td class="num">${f.money(l.totalPrice, process.currency)}</td></tr>`)}
+        ${lines.map((l) => {
+          const restriction = names.saleRestriction(l.saleRestriction);
+          return html`<tr><td>${l.name}${restriction ? html` <small>(${restriction})</small>` : null}</td><td class="num">${l.amount}</td><td class="num">${f.money(l.totalPrice, process.currency)}</td></tr>`;
+        })}
       </tbody>
-      <tfoot><tr><th scope="row" colspan="2">${t('total')}</th><td class="num">${f.money(process.pricing?.price.price, process.currency)}</td></tr></tfoot>
+      <tfoot><tr><th scope="row" colspan="2">${t('total')}</th><td class="num">${total}</td></tr></tfoot>
     </table>
     <${ErrorMessage} error=${error} />
     <div class="actions">
-      <button type="button" disabled=${busy} onClick=${act(() => api.send('POST', `${path}/approval`, { type: 'supervisor' }))}>${t('approve')}</button>
-      <button type="button" class="secondary" disabled=${busy} onClick=${act(() => api.send('PATCH', path, { paymentState: 'failed' }))}>${t('reject')}</button>
-      <button type="button" class="danger" disabled=${busy} onClick=${act(() => api.send('PATCH', path, { aborted: true }))}>${t('abort')}</button>
+      <button type="button" disabled=${busy} onClick=${act(() => api.send('POST', `${path}/approval`, { type: 'supervisor' }))}>${ageCheck ? t('approveAge') : t('approveControl')}</button>
+      <${ConfirmButton} label=${t('reject')} question=${t('rejectTitle')} text=${t('rejectText', { device: process.clientID || t('unknown'), total })} yes=${t('rejectConfirm')} no=${t('keep')}
+        disabled=${busy} onConfirm=${act(() => api.send('PATCH', path, { paymentState: 'failed' }))} />
     </div>
   </article>`;
+}
+
+/** How long a process has waited, counted on every second while it is shown. */
+function WaitedFor({ since }: { since: string }) {
+  const t = useWords(words);
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  const seconds = Math.max(0, Math.floor((now - Date.parse(since)) / 1000));
+  const minutes = Math.floor(seconds / 60);
+  const hours = Math.floor(minutes / 60);
+  let text: string;
+  if (seconds < 60) text = t('seconds', { n: seconds });
+  else if (minutes < 60) text = t('minutes', { n: minutes });
+  else text = minutes % 60 ? `${t('hours', { n: hours })} ${t('minutes', { n: minutes % 60 })}` : t('hours', { n: hours });
+  return html`<time datetime=${`PT${seconds}S`}>${text}</time>`;
 }
