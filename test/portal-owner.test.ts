@@ -6,7 +6,8 @@ import { startTestService, TestProject } from './support/service.js';
 /**
  * An owner's screens in Chromium: Today (sales per shop and the last 14 days from the orders API),
  * Shops, Settings (company data, validation at the field, the TSE and its choice, PoS credentials)
- * and Accounts (a new account's one-time password signs in and must be replaced).
+ * and Accounts (a new account's one-time password signs in and must be replaced; a reset shows the
+ * new one in the account's row; deleting asks first).
  */
 if (chromiumPresent(t)) {
   const svc = await startTestService(t);
@@ -100,14 +101,15 @@ if (chromiumPresent(t)) {
     t.match((await svc.request('GET', `${p}/settings`, { token })).body.fiscalization, { provider: 'local', apiKeySet: true });
   });
 
-  t.test("creates an account whose one-time password signs in and must be replaced", async (t) => {
+  t.test('creates an account whose one-time password, shown below the form, signs in and must be replaced', async (t) => {
     await page.getByRole('link', { name: 'Konten' }).click();
     await page.getByLabel('E-Mail').fill('neu@example.com');
     await page.getByLabel('Rolle', { exact: true }).selectOption('supervisor');
     await page.getByRole('button', { name: 'Anlegen' }).click();
-    const notice = await page.getByText(/Einmalpasswort für neu@example.com/).textContent();
+    const notice = await page.getByRole('region', { name: 'Konto anlegen' }).getByText(/Einmalpasswort für neu@example.com/).textContent();
     const oneTime = /: (\S+) \(/.exec(notice ?? '')?.[1] ?? '';
-    t.ok(oneTime.length > 20, 'the one-time password is shown once');
+    t.ok(oneTime.length > 20, 'the one-time password is shown once, below the form that made it');
+    t.equal(await page.getByRole('region', { name: 'Konten' }).getByText(/Einmalpasswort für/).count(), 0, 'not in the list');
     await assertAccessible(t, page, 'accounts');
 
     const other = await newPortalPage(browser, svc);
@@ -132,6 +134,36 @@ if (chromiumPresent(t)) {
     t.match(accounts.body.accounts.find((a: any) => a.email === 'neu@example.com'), { role: 'accounting', passwordChangeRequired: false });
   });
 
+  t.test("resets a password beside its account, and deletes an account only after asking", async (t) => {
+    const row = page.getByRole('row', { name: /neu@example\.com/ });
+    const reset = row.getByRole('button', { name: 'Passwort zurücksetzen (neu@example.com)' });
+    t.match(await reset.innerText(), /^Passwort zurücksetzen/, 'a button with words');
+    await reset.click();
+    const notice = await row.getByRole('status').getByText(/Einmalpasswort für neu@example.com/).textContent();
+    const oneTime = /: (\S+) \(/.exec(notice ?? '')?.[1] ?? '';
+    t.ok(oneTime.length > 20, "the new one-time password is shown in the account's row");
+    t.equal(await page.getByRole('region', { name: 'Konto anlegen' }).getByText(/Einmalpasswort/).count(), 0, 'not at the form');
+    const signIn = await svc.request('POST', '/portal/api/session', { body: { project: TestProject, email: 'neu@example.com', password: oneTime }, headers: { origin: new URL(svc.url).origin } });
+    t.equal(signIn.status, 200, 'it signs in');
+    t.equal(await page.getByRole('row', { name: /owner@example\.com/ }).getByRole('button', { name: /Konto löschen/ }).count(), 0, 'no deleting oneself');
+    await assertAccessible(t, page, 'accounts with a reset password');
+
+    const remove = row.getByRole('button', { name: 'Konto löschen (neu@example.com)' });
+    t.match(await remove.innerText(), /^Konto löschen/, 'a button with words');
+    await remove.click();
+    const dialog = page.getByRole('dialog', { name: 'Konto neu@example.com löschen?' });
+    await dialog.getByRole('button', { name: 'Nicht löschen' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    const token = await svc.token(['projectsWrite']);
+    const emails = async () => (await svc.request('GET', `${p}/portal/accounts`, { token })).body.accounts.map((a: any) => a.email);
+    t.ok((await emails()).includes('neu@example.com'), 'not deleted without the yes');
+    await remove.click();
+    await assertAccessible(t, page, 'the question before deleting');
+    await dialog.getByRole('button', { name: 'Ja, Konto löschen' }).click();
+    await row.waitFor({ state: 'detached' });
+    t.notOk((await emails()).includes('neu@example.com'), 'deleted after the yes');
+  });
+
   t.test('the owner screens fit a phone', async (t) => {
     const phone = await newPortalPage(browser, svc, { viewport: Viewports.phone });
     await signInThroughPortal(phone.page, owner);
@@ -140,6 +172,9 @@ if (chromiumPresent(t)) {
       await phone.page.getByRole('heading', { name: ready, exact: true }).waitFor();
       await assertFitsWidth(t, phone.page, `${screen} on a phone`);
     }
+    await phone.page.getByRole('button', { name: 'Passwort zurücksetzen (owner@example.com)' }).waitFor();
+    t.equal(await phone.page.getByRole('row', { name: /owner@example\.com/ }).count(), 1, 'an account stacked on a phone is still a row of the table for a screen reader');
+    await assertAccessible(t, phone.page, 'accounts on a phone');
     await phone.context.close();
   });
 }
