@@ -9,7 +9,7 @@ import { startTestService } from './support/service.js';
 /**
  * The portal's Orders and Closings in Chromium, as the accounting role uses them: an order found by
  * its date (typed in the chosen language's form, German and English), its receipt shown and downloaded; a closing started as a report job, watched until done,
- * and its DSFinV-K zip downloaded; a closing schedule whose error is shown at its field.
+ * and its DSFinV-K zip downloaded; a closing schedule whose error is shown at its field, deleted only after asking.
  */
 if (chromiumPresent(t)) {
   const svc = await startTestService(t);
@@ -99,7 +99,7 @@ if (chromiumPresent(t)) {
     await assertAccessible(t, page, 'closings');
   });
 
-  t.test("shows a schedule's validation error at its field, then saves it", async (t) => {
+  t.test("shows a schedule's validation error at its field, saves it, and deletes it only after asking", async (t) => {
     await page.getByRole('button', { name: 'Zeitplan hinzufügen' }).click();
     const form = page.getByRole('form', { name: 'Zeitplan hinzufügen' });
     await form.getByLabel('Stunde').fill('24');
@@ -111,9 +111,21 @@ if (chromiumPresent(t)) {
     await assertAccessible(t, page, 'schedule form with an error');
     await form.getByLabel('Minute').fill('0');
     await form.getByRole('button', { name: 'Zeitplan speichern' }).click();
-    await page.getByText(/Mo, Di, Mi, Do, Fr, Sa um 24:00 \(Europe\/Berlin\)/).waitFor();
-    const schedules = await svc.request('GET', '/acme-test01/closings/schedules', { token: await svc.token(['closingsRead']) });
-    t.match(schedules.body.schedules, [{ shop: 's1', hour: 24, minute: 0 }]);
+    await page.getByText('Mo, Di, Mi, Do, Fr, Sa um 24:00 (Europe/Berlin)', { exact: true }).waitFor();
+    const schedules = async () => (await svc.request('GET', `${p}/closings/schedules`, { token: await svc.token(['closingsRead']) })).body.schedules;
+    t.match(await schedules(), [{ shop: 's1', hour: 24, minute: 0 }]);
+
+    const when = 'Mo, Di, Mi, Do, Fr, Sa um 24:00 (Europe/Berlin)';
+    t.ok(await page.getByRole('button', { name: `Bearbeiten (${when})` }).isVisible(), 'edit is a button with words, naming the schedule');
+    await page.getByRole('button', { name: `Löschen (${when})` }).click();
+    const dialog = page.getByRole('dialog', { name: `Zeitplan ${when} löschen?` });
+    await dialog.getByRole('button', { name: 'Nicht löschen' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    t.equal((await schedules()).length, 1, 'not deleted without the yes');
+    await page.getByRole('button', { name: `Löschen (${when})` }).click();
+    await dialog.getByRole('button', { name: 'Ja, Zeitplan löschen' }).click();
+    await page.getByText('Kein Zeitplan für diesen Shop.').waitFor();
+    t.same(await schedules(), [], 'deleted after the yes');
   });
 
   t.test('finds one order of a shop, and says so in the singular', async (t) => {

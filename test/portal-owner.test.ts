@@ -5,7 +5,8 @@ import { startTestService, TestProject } from './support/service.js';
 
 /**
  * An owner's screens in Chromium: Today (sales per shop and the last 14 days from the orders API),
- * Shops, Settings (company data, validation at the field, the TSE and its choice, PoS credentials)
+ * Shops, Settings (company data, validation at the field, the TSE and its choice, PoS credentials,
+ * deleted only after asking)
  * and Accounts (a new account's one-time password signs in and must be replaced; a reset shows the
  * new one in the account's row; deleting asks first).
  */
@@ -99,6 +100,22 @@ if (chromiumPresent(t)) {
       section.getByRole('button', { name: 'TSE-Auswahl speichern' }).click(),
     ]);
     t.match((await svc.request('GET', `${p}/settings`, { token })).body.fiscalization, { provider: 'local', apiKeySet: true });
+  });
+
+  t.test('deletes a PoS credential only after asking', async (t) => {
+    const remove = page.getByRole('button', { name: 'Zugang löschen (Kasse 1)' });
+    t.match(await remove.innerText(), /^Zugang löschen/, 'a button with words');
+    await remove.click();
+    const dialog = page.getByRole('dialog', { name: 'Zugang Kasse 1 löschen?' });
+    await dialog.getByRole('button', { name: 'Nicht löschen' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    const token = await svc.token(['projectsWrite']);
+    const names = async () => (await svc.request('GET', `${p}/pos/credentials`, { token })).body.credentials.map((c: any) => c.name);
+    t.same(await names(), ['Kasse 1'], 'not deleted without the yes');
+    await remove.click();
+    await dialog.getByRole('button', { name: 'Ja, Zugang löschen' }).click();
+    await page.getByText('Kein PoS-Zugang.').waitFor();
+    t.same(await names(), [], 'deleted after the yes');
   });
 
   t.test('creates an account whose one-time password, shown below the form, signs in and must be replaced', async (t) => {
