@@ -8,7 +8,7 @@ import { useLanguage, type Language } from './i18n.js';
  */
 const Regions: Record<Language, string> = { de: 'de-DE', en: 'en-GB' };
 
-export function localeOf(language: Language): string {
+function localeOf(language: Language): string {
   const preferred = (navigator.languages ?? [navigator.language]).find((l) => l.toLowerCase().startsWith(`${language}-`));
   return preferred ?? Regions[language];
 }

@@ -38,7 +38,7 @@ export const LanguageContext = createContext<Language>('de');
 const pluralRules = new Map<Language, Intl.PluralRules>();
 
 /** The form of a plural that fits `n` in the language. */
-export function pluralForm(language: Language, forms: Plural, n: number): string {
+function pluralForm(language: Language, forms: Plural, n: number): string {
   let rules = pluralRules.get(language);
   if (!rules) {
     rules = new Intl.PluralRules(language);
