@@ -24,7 +24,7 @@ if (chromiumPresent(t)) {
     const csv = ['sku;name;taxCategory', 'TEA;Grüner Tee;normal', ';Ohne Nummer;normal', 'COCOA;"Kakao; fein";reduced', ''].join('\n');
     await page.getByLabel('Datei (ndjson oder CSV)').setInputFiles({ name: 'produkte.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await page.getByRole('button', { name: 'Import starten' }).click();
-    await page.getByText('Fertig: 2 Produkte gespeichert, 1 Zeilen fehlerhaft.').waitFor();
+    await page.getByText('Fertig: 2 Produkte gespeichert, 1 Zeile fehlerhaft.').waitFor();
     t.equal(await page.getByRole('progressbar', { name: 'Importfortschritt' }).getAttribute('value'), '3', 'the bar is full');
     t.match(await page.locator('.failed-lines').textContent(), /^Zeile 3.*sku/, 'the bad line, by its line in the file, with the API\'s message');
     await assertAccessible(t, page, 'catalog import');

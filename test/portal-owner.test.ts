@@ -5,8 +5,10 @@ import { startTestService, TestProject } from './support/service.js';
 
 /**
  * An owner's screens in Chromium: Today (sales per shop and the last 14 days from the orders API),
- * Shops, Settings (company data, validation at the field, the TSE and its choice, PoS credentials)
- * and Accounts (a new account's one-time password signs in and must be replaced).
+ * Shops, Settings (company data, validation at the field, the TSE and its choice, PoS credentials,
+ * deleted only after asking)
+ * and Accounts (a new account's one-time password signs in and must be replaced; a reset shows the
+ * new one in the account's row; deleting asks first).
  */
 if (chromiumPresent(t)) {
   const svc = await startTestService(t);
@@ -56,7 +58,7 @@ if (chromiumPresent(t)) {
     await page.getByText('Gespeichert.').waitFor();
     const settings = await svc.request('GET', `${p}/settings`, { token: await svc.token(['projectsWrite']) });
     t.match(settings.body, { companyName: 'Markt GmbH', currency: 'EUR', taxRates: { normal: '19', reduced: '7' }, paymentMethods: ['cash', 'girocard'] });
-    await page.getByText('local').waitFor();
+    await page.getByRole('region', { name: 'Fiskalisierung' }).getByRole('definition').filter({ hasText: /^Lokaler Signierer/ }).waitFor();
     await page.getByLabel('Name des Zugangs').fill('Kasse 1');
     await page.getByRole('button', { name: 'Zugang anlegen' }).click();
     await page.getByText(/Benutzer pos-.*Passwort/).waitFor();
@@ -84,7 +86,7 @@ if (chromiumPresent(t)) {
     t.match(saved.body, { companyName: 'Markt GmbH', fiscalization: { provider: 'fiskaly', tssId: 'b7c3c0b4-0000-4000-8000-000000000001', apiKeySet: true, apiSecretSet: true, adminPinSet: false } });
     t.equal(await section.getByLabel('API-Key').inputValue(), '', 'a stored key is never shown');
     t.equal(await section.getByLabel('API-Key').getAttribute('placeholder'), 'gespeichert', 'it says one is stored');
-    await section.getByRole('definition').filter({ hasText: /^fiskaly$/ }).waitFor();
+    await section.getByRole('definition').filter({ hasText: /^fiskaly SIGN DE \(Cloud-TSE\)$/ }).waitFor();
     await section.getByText('Noch nicht signiert.').waitFor();
     t.notMatch(await section.textContent(), /Zertifiziert/, "the local signer's device is not shown as fiskaly's");
     await assertAccessible(t, page, 'TSE choice');
@@ -100,14 +102,31 @@ if (chromiumPresent(t)) {
     t.match((await svc.request('GET', `${p}/settings`, { token })).body.fiscalization, { provider: 'local', apiKeySet: true });
   });
 
-  t.test("creates an account whose one-time password signs in and must be replaced", async (t) => {
+  t.test('deletes a PoS credential only after asking', async (t) => {
+    const remove = page.getByRole('button', { name: 'Zugang löschen (Kasse 1)' });
+    t.match(await remove.innerText(), /^Zugang löschen/, 'a button with words');
+    await remove.click();
+    const dialog = page.getByRole('dialog', { name: 'Zugang Kasse 1 löschen?' });
+    await dialog.getByRole('button', { name: 'Nicht löschen' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    const token = await svc.token(['projectsWrite']);
+    const names = async () => (await svc.request('GET', `${p}/pos/credentials`, { token })).body.credentials.map((c: any) => c.name);
+    t.same(await names(), ['Kasse 1'], 'not deleted without the yes');
+    await remove.click();
+    await dialog.getByRole('button', { name: 'Ja, Zugang löschen' }).click();
+    await page.getByText('Kein PoS-Zugang.').waitFor();
+    t.same(await names(), [], 'deleted after the yes');
+  });
+
+  t.test('creates an account whose one-time password, shown below the form, signs in and must be replaced', async (t) => {
     await page.getByRole('link', { name: 'Konten' }).click();
     await page.getByLabel('E-Mail').fill('neu@example.com');
     await page.getByLabel('Rolle', { exact: true }).selectOption('supervisor');
     await page.getByRole('button', { name: 'Anlegen' }).click();
-    const notice = await page.getByText(/Einmalpasswort für neu@example.com/).textContent();
+    const notice = await page.getByRole('region', { name: 'Konto anlegen' }).getByText(/Einmalpasswort für neu@example.com/).textContent();
     const oneTime = /: (\S+) \(/.exec(notice ?? '')?.[1] ?? '';
-    t.ok(oneTime.length > 20, 'the one-time password is shown once');
+    t.ok(oneTime.length > 20, 'the one-time password is shown once, below the form that made it');
+    t.equal(await page.getByRole('region', { name: 'Konten' }).getByText(/Einmalpasswort für/).count(), 0, 'not in the list');
     await assertAccessible(t, page, 'accounts');
 
     const other = await newPortalPage(browser, svc);
@@ -132,6 +151,36 @@ if (chromiumPresent(t)) {
     t.match(accounts.body.accounts.find((a: any) => a.email === 'neu@example.com'), { role: 'accounting', passwordChangeRequired: false });
   });
 
+  t.test("resets a password beside its account, and deletes an account only after asking", async (t) => {
+    const row = page.getByRole('row', { name: /neu@example\.com/ });
+    const reset = row.getByRole('button', { name: 'Passwort zurücksetzen (neu@example.com)' });
+    t.match(await reset.innerText(), /^Passwort zurücksetzen/, 'a button with words');
+    await reset.click();
+    const notice = await row.getByRole('status').getByText(/Einmalpasswort für neu@example.com/).textContent();
+    const oneTime = /: (\S+) \(/.exec(notice ?? '')?.[1] ?? '';
+    t.ok(oneTime.length > 20, "the new one-time password is shown in the account's row");
+    t.equal(await page.getByRole('region', { name: 'Konto anlegen' }).getByText(/Einmalpasswort/).count(), 0, 'not at the form');
+    const signIn = await svc.request('POST', '/portal/api/session', { body: { project: TestProject, email: 'neu@example.com', password: oneTime }, headers: { origin: new URL(svc.url).origin } });
+    t.equal(signIn.status, 200, 'it signs in');
+    t.equal(await page.getByRole('row', { name: /owner@example\.com/ }).getByRole('button', { name: /Konto löschen/ }).count(), 0, 'no deleting oneself');
+    await assertAccessible(t, page, 'accounts with a reset password');
+
+    const remove = row.getByRole('button', { name: 'Konto löschen (neu@example.com)' });
+    t.match(await remove.innerText(), /^Konto löschen/, 'a button with words');
+    await remove.click();
+    const dialog = page.getByRole('dialog', { name: 'Konto neu@example.com löschen?' });
+    await dialog.getByRole('button', { name: 'Nicht löschen' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    const token = await svc.token(['projectsWrite']);
+    const emails = async () => (await svc.request('GET', `${p}/portal/accounts`, { token })).body.accounts.map((a: any) => a.email);
+    t.ok((await emails()).includes('neu@example.com'), 'not deleted without the yes');
+    await remove.click();
+    await assertAccessible(t, page, 'the question before deleting');
+    await dialog.getByRole('button', { name: 'Ja, Konto löschen' }).click();
+    await row.waitFor({ state: 'detached' });
+    t.notOk((await emails()).includes('neu@example.com'), 'deleted after the yes');
+  });
+
   t.test('the owner screens fit a phone', async (t) => {
     const phone = await newPortalPage(browser, svc, { viewport: Viewports.phone });
     await signInThroughPortal(phone.page, owner);
@@ -140,6 +189,9 @@ if (chromiumPresent(t)) {
       await phone.page.getByRole('heading', { name: ready, exact: true }).waitFor();
       await assertFitsWidth(t, phone.page, `${screen} on a phone`);
     }
+    await phone.page.getByRole('button', { name: 'Passwort zurücksetzen (owner@example.com)' }).waitFor();
+    t.equal(await phone.page.getByRole('row', { name: /owner@example\.com/ }).count(), 1, 'an account stacked on a phone is still a row of the table for a screen reader');
+    await assertAccessible(t, phone.page, 'accounts on a phone');
     await phone.context.close();
   });
 }

@@ -2,6 +2,7 @@ import { html } from 'htm/preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { projectApi } from './api.js';
 import { initialLanguage, LanguageContext, Languages, rememberLanguage, useWords, type Language } from './i18n.js';
+import { useNames } from './names.js';
 import { Base, followLink, navigate, useScreen } from './router.js';
 import { Screens, type ScreenProps } from './screens/index.js';
 import { currentSession, signOut, type Session } from './session.js';
@@ -38,6 +39,7 @@ export function App() {
 
 function TopBar({ session, language, onLanguage, onSignedOut }: { session: Session | null; language: Language; onLanguage: (l: Language) => void; onSignedOut: () => void }) {
   const t = useWords(words);
+  const names = useNames();
   const leave = async () => {
     await signOut();
     history.replaceState(null, '', Base);
@@ -47,7 +49,7 @@ function TopBar({ session, language, onLanguage, onSignedOut }: { session: Sessi
     <a class="skip" href="#main">${t('skip')}</a>
     <span class="brand">${t('portal')}${session ? html` · <span class="project">${session.project}</span>` : null}</span>
     <div class="top-tools">
-      ${session ? html`<span class="who">${t('signedInAs', { email: session.account.email, role: session.account.role })}</span>` : null}
+      ${session ? html`<span class="who">${t('signedInAs', { email: session.account.email, role: names.role(session.account.role) })}</span>` : null}
       <label class="language">${t('language')}
         <select value=${language} onChange=${(e: Event) => onLanguage((e.target as HTMLSelectElement).value as Language)}>
           ${Languages.map((l) => html`<option value=${l}>${l === 'de' ? 'Deutsch' : 'English'}</option>`)}

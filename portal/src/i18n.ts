@@ -9,7 +9,16 @@ import { useContext } from 'preact/hooks';
 export const Languages = ['de', 'en'] as const;
 export type Language = (typeof Languages)[number];
 
-export type Words<K extends string> = Record<Language, Record<K, string>>;
+/**
+ * Words that say a count (`{n}`) in the forms the language's plural rules ask for (Intl.PluralRules:
+ * German and English know `one` and `other`): `{ one: '{n} Bestellung', other: '{n} Bestellungen' }`.
+ */
+export interface Plural {
+  one: string;
+  other: string;
+}
+
+export type Words<K extends string> = Record<Language, Record<K, string | Plural>>;
 
 const StorageKey = 'portal.language';
 
@@ -26,11 +35,30 @@ export function rememberLanguage(language: Language): void {
 
 export const LanguageContext = createContext<Language>('de');
 
-/** The words of the current language, with `{name}` placeholders filled from `values`. */
+const pluralRules = new Map<Language, Intl.PluralRules>();
+
+/** The form of a plural that fits `n` in the language. */
+function pluralForm(language: Language, forms: Plural, n: number): string {
+  let rules = pluralRules.get(language);
+  if (!rules) {
+    rules = new Intl.PluralRules(language);
+    pluralRules.set(language, rules);
+  }
+  return rules.select(n) === 'one' ? forms.one : forms.other;
+}
+
+/**
+ * The words of the current language, with `{name}` placeholders filled from `values`; a plural's
+ * form is chosen by `values.n`.
+ */
 export function useWords<K extends string>(words: Words<K>): (key: K, values?: Record<string, string | number>) => string {
   const language = useContext(LanguageContext);
   const table = words[language];
-  return (key, values) => (values ? table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? '')) : table[key]);
+  return (key, values) => {
+    const entry = table[key];
+    const text = typeof entry === 'string' ? entry : pluralForm(language, entry, Number(values?.n));
+    return values ? text.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? '')) : text;
+  };
 }
 
 export function useLanguage(): Language {

@@ -109,3 +109,36 @@ export function Pager({ page, pages, label, onPage }: { page: number; pages: num
     <button type="button" class="secondary" disabled=${page + 1 >= pages} onClick=${() => onPage(page + 1)}>${t('next')}</button>
   </div>`;
 }
+
+/**
+ * A button whose action cannot be undone: it asks first, in a dialog of the page (`<dialog>`, modal:
+ * named by its question, Escape answers no) whose safe answer has the focus. `label` is the button's
+ * content (which may add words for a screen reader alone, such as for whom).
+ */
+export function ConfirmButton({ label, question, text, yes, no, disabled = false, onConfirm }: {
+  label: ComponentChildren;
+  question: string;
+  text: string;
+  yes: string;
+  no: string;
+  disabled?: boolean;
+  onConfirm(): void;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [asking, setAsking] = useState(false);
+  const title = useId('confirm-title');
+  const body = useId('confirm-text');
+  useEffect(() => {
+    if (asking && !dialog.current?.open) dialog.current?.showModal();
+    if (!asking && dialog.current?.open) dialog.current.close();
+  }, [asking]);
+  return html`<button type="button" class="danger" disabled=${disabled} onClick=${() => setAsking(true)}>${label}</button>
+    <dialog ref=${dialog} class="confirm" aria-labelledby=${title} aria-describedby=${body} onClose=${() => setAsking(false)}>
+      <h2 id=${title}>${question}</h2>
+      <p id=${body}>${text}</p>
+      <div class="actions">
+        <button type="button" class="danger" onClick=${() => (setAsking(false), onConfirm())}>${yes}</button>
+        <button type="button" class="secondary" autofocus onClick=${() => setAsking(false)}>${no}</button>
+      </div>
+    </dialog>`;
+}

@@ -66,14 +66,20 @@ export async function portalUser(svc: TestService, role: 'owner' | 'backoffice' 
   return { email, password };
 }
 
-/** Signs in through the portal's form (German labels), and waits for the navigation. */
-export async function signInThroughPortal(page: Page, user: PortalUser): Promise<void> {
+const SignInWords = {
+  de: { project: 'Projekt', email: 'E-Mail', password: 'Passwort', signIn: 'Anmelden', nav: 'Hauptnavigation' },
+  en: { project: 'Project', email: 'Email', password: 'Password', signIn: 'Sign in', nav: 'Main navigation' },
+} as const;
+
+/** Signs in through the portal's form (in the words of the page's language, German unless told), and waits for the navigation. */
+export async function signInThroughPortal(page: Page, user: PortalUser, language: keyof typeof SignInWords = 'de'): Promise<void> {
+  const w = SignInWords[language];
   await page.goto('/portal/');
-  await page.getByLabel('Projekt').fill(TestProject);
-  await page.getByLabel('E-Mail').fill(user.email);
-  await page.getByLabel('Passwort').fill(user.password);
-  await page.getByRole('button', { name: 'Anmelden' }).click();
-  await page.getByRole('navigation', { name: 'Hauptnavigation' }).waitFor();
+  await page.getByLabel(w.project).fill(TestProject);
+  await page.getByLabel(w.email).fill(user.email);
+  await page.getByLabel(w.password).fill(user.password);
+  await page.getByRole('button', { name: w.signIn }).click();
+  await page.getByRole('navigation', { name: w.nav }).waitFor();
 }
 
 let axeSource: Promise<string> | undefined;

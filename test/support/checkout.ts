@@ -15,8 +15,8 @@ export const p = `/${TestProject}`;
 export interface CheckoutFixture {
   /** A signed checkout info for a cart of `items` (default: 2 × WATER) in shop s1. */
   signedInfo(items?: object[], extra?: object): Promise<any>;
-  /** POST /checkout/process with a fresh checkout info; answers the response. */
-  createProcess(options?: { items?: object[]; paymentMethod?: string }): Promise<any>;
+  /** POST /checkout/process with a fresh checkout info (`info`: its further fields, such as clientID); answers the response. */
+  createProcess(options?: { items?: object[]; paymentMethod?: string; info?: object }): Promise<any>;
   tokens: Record<'customer' | 'reader' | 'payment' | 'pricing' | 'supervisor' | 'orders', string>;
   /** GET /checkout/process/{id} with checkoutRead; answers the response. */
   getProcess(id: string): Promise<any>;
@@ -77,8 +77,8 @@ export async function seedCheckout(svc: TestService): Promise<CheckoutFixture> {
     if (res.status !== 200) throw new Error(`checkout info failed: ${res.status} ${res.text}`);
     return res.body;
   };
-  const createProcess = async (options: { items?: object[]; paymentMethod?: string } = {}) => {
-    const signedCheckoutInfo = await signedInfo(options.items);
+  const createProcess = async (options: { items?: object[]; paymentMethod?: string; info?: object } = {}) => {
+    const signedCheckoutInfo = await signedInfo(options.items, options.info);
     return svc.request('POST', `${p}/checkout/process`, { token: tokens.customer, body: { signedCheckoutInfo, paymentMethod: options.paymentMethod ?? 'cash' } });
   };
   const getProcess = (id: string) => svc.request('GET', `${p}/checkout/process/${id}`, { token: tokens.reader });

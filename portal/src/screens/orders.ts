@@ -1,9 +1,11 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ProjectApi } from '../api.js';
-import { formatDateTime, isoDay, money } from '../format.js';
+import { DateField, useDateError } from '../date-field.js';
+import { isoDay, useFormat } from '../format.js';
 import { useWords } from '../i18n.js';
-import { ErrorMessage, Field, Loading, Pager, saveBlob, useId, useLoad } from '../ui.js';
+import { useNames } from '../names.js';
+import { ErrorMessage, Loading, Pager, saveBlob, useId, useLoad } from '../ui.js';
 import type { ScreenProps } from './index.js';
 import { ShopPicker } from './shop-picker.js';
 
@@ -53,7 +55,8 @@ const words = {
     from: 'Von',
     to: 'Bis',
     search: 'Suchen',
-    found: '{n} Bestellungen',
+    found: { one: '{n} Bestellung', other: '{n} Bestellungen' },
+    backwards: '„Bis“ liegt vor „Von“.',
     none: 'Keine Bestellung in diesem Zeitraum.',
     when: 'Zeit',
     shop: 'Shop',
@@ -90,7 +93,8 @@ const words = {
     from: 'From',
     to: 'To',
     search: 'Search',
-    found: '{n} orders',
+    found: { one: '{n} order', other: '{n} orders' },
+    backwards: '“To” is before “From”.',
     none: 'No order in this period.',
     when: 'Time',
     shop: 'Shop',
@@ -137,9 +141,13 @@ const dayAfter = (day: string) => {
 
 export function Orders({ api }: ScreenProps) {
   const t = useWords(words);
+  const f = useFormat();
+  const names = useNames();
+  const notADate = useDateError();
   const today = isoDay(new Date());
   const [filter, setFilter] = useState({ shop: '', from: today, to: today, page: 0 });
-  const [draft, setDraft] = useState(filter);
+  const [draft, setDraft] = useState<{ shop: string; from: string | null; to: string | null }>(filter);
+  const [errors, setErrors] = useState<{ from?: string; to?: string }>({});
   const [open, setOpen] = useState<string | null>(null);
   const ids = { from: useId('from'), to: useId('to') };
 
@@ -156,15 +164,18 @@ export function Orders({ api }: ScreenProps) {
 
   const submit = (event: Event) => {
     event.preventDefault();
-    setFilter({ ...draft, page: 0 });
+    const { shop, from, to } = draft;
+    const wrong = { from: from ? undefined : notADate, to: to ? (from && to < from ? t('backwards') : undefined) : notADate };
+    setErrors(wrong);
+    if (from && to && !wrong.from && !wrong.to) setFilter({ shop, from, to, page: 0 });
   };
   const pages = list.data?.pagination.totalPages ?? 0;
 
   return html`<div>
     <form class="toolbar" onSubmit=${submit} role="search">
       <${ShopPicker} api=${api} value=${draft.shop} onChange=${(shop: string) => setDraft({ ...draft, shop })} allowAll />
-      <${Field} id=${ids.from} label=${t('from')}><input id=${ids.from} type="date" value=${draft.from} onInput=${(e: Event) => setDraft({ ...draft, from: (e.target as HTMLInputElement).value })} /><//>
-      <${Field} id=${ids.to} label=${t('to')}><input id=${ids.to} type="date" value=${draft.to} onInput=${(e: Event) => setDraft({ ...draft, to: (e.target as HTMLInputElement).value })} /><//>
+      <${DateField} id=${ids.from} label=${t('from')} day=${draft.from} error=${errors.from} onDay=${(from: string | null) => setDraft({ ...draft, from })} />
+      <${DateField} id=${ids.to} label=${t('to')} day=${draft.to} error=${errors.to} onDay=${(to: string | null) => setDraft({ ...draft, to })} />
       <button type="submit">${t('search')}</button>
     </form>
     <${ErrorMessage} error=${list.error} />
@@ -178,11 +189,11 @@ export function Orders({ api }: ScreenProps) {
                 <tbody>
                   ${list.data.resources.map(
                     (o) => html`<tr>
-                      <td>${formatDateTime(o.finalizedAt)}</td>
+                      <td>${f.dateTime(o.finalizedAt)}</td>
                       <td>${o.shop.name || o.shopID}</td>
                       <td class="num"><button type="button" class="link" aria-label=${t('open', { n: o.sequenceNumber })} onClick=${() => setOpen(o.id)}>${o.sequenceNumber}</button></td>
-                      <td>${o.paymentMethod}</td>
-                      <td class="num">${money(o.price.price, o.currency)}</td>
+                      <td>${names.paymentMethod(o.paymentMethod)}</td>
+                      <td class="num">${f.money(o.price.price, o.currency)}</td>
                     </tr>`,
                   )}
                 </tbody>
@@ -196,6 +207,8 @@ export function Orders({ api }: ScreenProps) {
 
 function OrderDetail({ api, id, onBack }: { api: ProjectApi; id: string; onBack(): void }) {
   const t = useWords(words);
+  const f = useFormat();
+  const names = useNames();
   const order = useLoad((signal) => api.get<Order>(`/orders/${encodeURIComponent(id)}`, { signal }), [api, id]);
   const o = order.data;
   return html`<div>
@@ -205,21 +218,21 @@ function OrderDetail({ api, id, onBack }: { api: ProjectApi; id: string; onBack(
     ${o
       ? html`<section class="panel" aria-labelledby="order-title">
           <h2 id="order-title">${t('order', { n: o.sequenceNumber, shop: o.shop.name || o.shopID })}</h2>
-          <p>${formatDateTime(o.finalizedAt)} · ${o.state} · ${money(o.price.price, o.currency)}</p>
+          <p>${f.dateTime(o.finalizedAt)} · ${names.orderState(o.state)} · ${f.money(o.price.price, o.currency)}</p>
           <h3>${t('lines')}</h3>
           <table>
             <thead><tr><th scope="col">${t('item')}</th><th scope="col" class="num">${t('amount')}</th><th scope="col" class="num">${t('unit')}</th><th scope="col" class="num">${t('rate')}</th><th scope="col" class="num">${t('total')}</th></tr></thead>
-            <tbody>${o.lineItems.map((l) => html`<tr><td>${l.name}</td><td class="num">${l.amount}</td><td class="num">${money(l.price, o.currency)}</td><td class="num">${l.taxRate} %</td><td class="num">${money(l.totalPrice, o.currency)}</td></tr>`)}</tbody>
+            <tbody>${o.lineItems.map((l) => html`<tr><td>${l.name}</td><td class="num">${l.amount}</td><td class="num">${f.money(l.price, o.currency)}</td><td class="num">${f.number(l.taxRate)} %</td><td class="num">${f.money(l.totalPrice, o.currency)}</td></tr>`)}</tbody>
           </table>
           <h3>${t('taxes')}</h3>
           <table>
             <thead><tr><th scope="col">${t('rate')}</th><th scope="col" class="num">${t('net')}</th><th scope="col" class="num">${t('tax')}</th><th scope="col" class="num">${t('gross')}</th></tr></thead>
-            <tbody>${Object.keys(o.price.taxPre).sort().map((rate) => html`<tr><td>${rate} %</td><td class="num">${money(o.price.taxNet[rate], o.currency)}</td><td class="num">${money(o.price.tax[rate], o.currency)}</td><td class="num">${money(o.price.taxPre[rate], o.currency)}</td></tr>`)}</tbody>
+            <tbody>${Object.keys(o.price.taxPre).sort().map((rate) => html`<tr><td>${f.number(rate)} %</td><td class="num">${f.money(o.price.taxNet[rate], o.currency)}</td><td class="num">${f.money(o.price.tax[rate], o.currency)}</td><td class="num">${f.money(o.price.taxPre[rate], o.currency)}</td></tr>`)}</tbody>
           </table>
           <h3>${t('payments')}</h3>
           <table>
             <thead><tr><th scope="col">${t('method')}</th><th scope="col">${t('state')}</th><th scope="col" class="num">${t('total')}</th></tr></thead>
-            <tbody>${o.payments.map((p) => html`<tr><td>${p.method}</td><td>${p.state}</td><td class="num">${money(p.paidAmount, p.currency)}</td></tr>`)}</tbody>
+            <tbody>${o.payments.map((p) => html`<tr><td>${names.paymentMethod(p.method)}</td><td>${names.paymentState(p.state)}</td><td class="num">${f.money(p.paidAmount, p.currency)}</td></tr>`)}</tbody>
           </table>
           <h3>${t('fiscal')}</h3>
           ${o.fiscalReference

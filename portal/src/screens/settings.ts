@@ -1,9 +1,9 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ProjectApi } from '../api.js';
-import { formatDateTime } from '../format.js';
+import { useFormat } from '../format.js';
 import { useWords } from '../i18n.js';
-import { ErrorMessage, Field, errorsByField, invalid, useId, useLoad } from '../ui.js';
+import { ConfirmButton, ErrorMessage, Field, errorsByField, invalid, useId, useLoad } from '../ui.js';
 import type { ScreenProps } from './index.js';
 
 interface ProjectSettings {
@@ -30,7 +30,7 @@ const words = {
     choice: 'Signiert wird mit', local: 'Lokaler Signierer (nicht zertifiziert, nur Entwicklung und Tests)', fiskaly: 'fiskaly SIGN DE (Cloud-TSE)', none: 'Keine TSE',
     tssId: 'TSS-ID', apiKey: 'API-Key', apiSecret: 'API-Secret', adminPin: 'Admin-PIN', baseUrl: 'API-Adresse (leer: fiskaly)', reason: 'Grund (steht im DSFinV-K-Export)',
     keep: 'gespeichert', choose: 'TSE wählen', secretsHint: 'Key, Secret und PIN werden nie angezeigt; ein leeres Feld behält den gespeicherten Wert.', choiceHint: 'Gilt für neue Vorgänge; begonnene werden mit ihrer TSE abgeschlossen.', choiceSave: 'TSE-Auswahl speichern', choiceSaved: 'TSE-Auswahl gespeichert.',
-    pos: 'PoS-Zugänge', posName: 'Name des Zugangs', posCreate: 'Zugang anlegen', posPassword: 'Benutzer {user}, Passwort {password} (wird nur jetzt angezeigt)', posRemove: 'Zugang {name} löschen', posNone: 'Kein PoS-Zugang.',
+    pos: 'PoS-Zugänge', posName: 'Name des Zugangs', posCreate: 'Zugang anlegen', posPassword: 'Benutzer {user}, Passwort {password} (wird nur jetzt angezeigt)', posRemove: 'Zugang löschen', posRemoveQuestion: 'Zugang {name} löschen?', posRemoveText: 'Kassen, die sich mit diesem Zugang anmelden, werden abgewiesen. Das lässt sich nicht rückgängig machen.', posRemoveYes: 'Ja, Zugang löschen', posRemoveNo: 'Nicht löschen', posNone: 'Kein PoS-Zugang.',
   },
   en: {
     company: 'Company', companyName: 'Company name', taxNumber: 'Tax number', vatID: 'VAT id', street: 'Street', zip: 'Postcode', city: 'City', country: 'Country',
@@ -40,7 +40,7 @@ const words = {
     choice: 'Sales are signed by', local: 'Local signer (not certified, development and tests only)', fiskaly: 'fiskaly SIGN DE (cloud TSE)', none: 'No TSE',
     tssId: 'TSS id', apiKey: 'API key', apiSecret: 'API secret', adminPin: 'Admin PIN', baseUrl: 'API address (empty: fiskaly)', reason: 'Reason (written into the DSFinV-K export)',
     keep: 'stored', choose: 'Choose the TSE', secretsHint: 'Key, secret and PIN are never shown; a field left empty keeps the stored value.', choiceHint: 'Applies to new processes; those under way finish with their TSE.', choiceSave: 'Save TSE choice', choiceSaved: 'TSE choice saved.',
-    pos: 'PoS credentials', posName: 'Name of the credential', posCreate: 'Create credential', posPassword: 'User {user}, password {password} (shown only now)', posRemove: 'Delete credential {name}', posNone: 'No PoS credential.',
+    pos: 'PoS credentials', posName: 'Name of the credential', posCreate: 'Create credential', posPassword: 'User {user}, password {password} (shown only now)', posRemove: 'Delete credential', posRemoveQuestion: 'Delete the credential {name}?', posRemoveText: 'Tills that sign in with it are refused. This cannot be undone.', posRemoveYes: 'Yes, delete credential', posRemoveNo: 'Keep the credential', posNone: 'No PoS credential.',
   },
 };
 
@@ -191,7 +191,7 @@ function Fiscalization({ api, stored, onSaved }: { api: ProjectApi; stored: Proj
     <${ErrorMessage} error=${registers.error} />
     ${r
       ? html`<dl class="facts">
-          <dt>${t('provider')}</dt><dd>${r.provider ?? '–'}${r.reason ? ` (${r.reason})` : ''}</dd>
+          <dt>${t('provider')}</dt><dd>${r.provider ? (Providers.includes(r.provider as Provider) ? t(r.provider as Provider) : r.provider) : '–'}${r.reason ? ` (${r.reason})` : ''}</dd>
           ${r.tse
             ? html`<dt>${t('serial')}</dt><dd class="mono">${r.tse.serialNumber}</dd><dt>${t('certified')}</dt><dd>${r.tse.certified ? t('yes') : t('no')}</dd>`
             : html`<dt>TSE</dt><dd>${t('notYet')}</dd>`}
@@ -221,6 +221,7 @@ function Fiscalization({ api, stored, onSaved }: { api: ProjectApi; stored: Proj
 
 function PosCredentials({ api }: { api: ProjectApi }) {
   const t = useWords(words);
+  const f = useFormat();
   const list = useLoad((signal) => api.get<{ credentials: Array<{ user: string; name: string; permissions: string[]; createdAt: string }> }>('/pos/credentials', { signal }), [api]);
   const [name, setName] = useState('');
   const [notice, setNotice] = useState('');
@@ -251,7 +252,13 @@ function PosCredentials({ api }: { api: ProjectApi }) {
     <p role="status" class="mono">${notice}</p>
     ${list.data && !list.data.credentials.length ? html`<p>${t('posNone')}</p>` : null}
     <ul class="plain">
-      ${(list.data?.credentials ?? []).map((c) => html`<li>${c.name} <span class="muted mono">${c.user} · ${formatDateTime(c.createdAt)}</span> <button type="button" class="link" aria-label=${t('posRemove', { name: c.name })} onClick=${remove(c.user)}>✕</button></li>`)}
+      ${(list.data?.credentials ?? []).map(
+        (c) => html`<li class="with-actions">
+          <span>${c.name} <span class="muted mono">${c.user} · ${f.dateTime(c.createdAt)}</span></span>
+          <${ConfirmButton} label=${html`${t('posRemove')}<span class="sr-only"> (${c.name})</span>`} question=${t('posRemoveQuestion', { name: c.name })} text=${t('posRemoveText')}
+            yes=${t('posRemoveYes')} no=${t('posRemoveNo')} onConfirm=${remove(c.user)} />
+        </li>`,
+      )}
     </ul>
     <form class="toolbar" onSubmit=${create}>
       <${Field} id=${id} label=${t('posName')}><input id=${id} required value=${name} onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} /><//>

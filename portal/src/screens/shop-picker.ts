@@ -16,7 +16,10 @@ export function useShops(api: ProjectApi) {
   return useLoad((signal) => api.get<ShopSummary[]>('/shops', { signal }), [api]);
 }
 
-/** Chooses a shop of the project (or all of them, where a screen allows it). */
+/**
+ * Chooses a shop of the project (or all of them, where a screen allows it). A change to the shop
+ * already chosen (assistive tools and automation fire one) is no choice: `onChange` is not called.
+ */
 export function ShopPicker({ api, value, onChange, allowAll = false }: { api: ProjectApi; value: string; onChange(shop: string): void; allowAll?: boolean }) {
   const t = useWords(words);
   const id = useId('shop');
@@ -27,7 +30,10 @@ export function ShopPicker({ api, value, onChange, allowAll = false }: { api: Pr
   }, [first, value]);
   return html`<div class="field inline">
     <label for=${id}>${t('shop')}</label>
-    <select id=${id} value=${value} onChange=${(e: Event) => onChange((e.target as HTMLSelectElement).value)}>
+    <select id=${id} value=${value} onChange=${(e: Event) => {
+      const chosen = (e.target as HTMLSelectElement).value;
+      if (chosen !== value) onChange(chosen);
+    }}>
       ${allowAll ? html`<option value="">${t('all')}</option>` : null}
       ${(shops.data ?? []).map((s) => html`<option value=${s.id}>${s.name || s.id}${s.city ? ` (${s.city})` : ''}</option>`)}
     </select>

@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import type { ProjectApi } from '../api.js';
-import { formatDate, isoDay, money } from '../format.js';
+import { isoDay, useFormat } from '../format.js';
 import { useWords } from '../i18n.js';
 import { ErrorMessage, Loading, useLoad } from '../ui.js';
 import type { ScreenProps } from './index.js';
@@ -73,6 +73,7 @@ async function lastDays(api: ProjectApi, signal: AbortSignal) {
 
 export function Today({ api }: ScreenProps) {
   const t = useWords(words);
+  const f = useFormat();
   const data = useLoad((signal) => lastDays(api, signal), [api]);
   const d = data.data;
   const max = Math.max(1, ...(d?.days.map((x) => x.total) ?? [1]));
@@ -86,8 +87,8 @@ export function Today({ api }: ScreenProps) {
             ${d.today.length
               ? html`<table>
                   <thead><tr><th scope="col">${t('shop')}</th><th scope="col" class="num">${t('orders')}</th><th scope="col" class="num">${t('sales')}</th></tr></thead>
-                  <tbody>${d.today.map((s) => html`<tr><td>${s.name}</td><td class="num">${s.count}</td><td class="num">${money(s.total, d.currency)}</td></tr>`)}</tbody>
-                  <tfoot><tr><th scope="row">${t('total')}</th><td class="num">${d.today.reduce((n, s) => n + s.count, 0)}</td><td class="num">${money(d.today.reduce((n, s) => n + s.total, 0), d.currency)}</td></tr></tfoot>
+                  <tbody>${d.today.map((s) => html`<tr><td>${s.name}</td><td class="num">${s.count}</td><td class="num">${f.money(s.total, d.currency)}</td></tr>`)}</tbody>
+                  <tfoot><tr><th scope="row">${t('total')}</th><td class="num">${d.today.reduce((n, s) => n + s.count, 0)}</td><td class="num">${f.money(d.today.reduce((n, s) => n + s.total, 0), d.currency)}</td></tr></tfoot>
                 </table>`
               : html`<p>${t('none')}</p>`}
           </section>
@@ -102,7 +103,7 @@ export function Today({ api }: ScreenProps) {
             <table class="chart-table">
               <caption class="sr-only">${t('chart')}</caption>
               <thead><tr><th scope="col">${t('day')}</th><th scope="col" class="num">${t('sales')}</th></tr></thead>
-              <tbody>${d.days.map((x) => html`<tr><td>${formatDate(x.date)}</td><td class="num">${money(x.total, d.currency)}</td></tr>`)}</tbody>
+              <tbody>${d.days.map((x) => html`<tr><td>${f.date(x.date)}</td><td class="num">${f.money(x.total, d.currency)}</td></tr>`)}</tbody>
             </table>
           </section>`
       : null}

@@ -18,8 +18,10 @@ const words = {
     file: 'Datei (ndjson oder CSV)',
     start: 'Import starten',
     progress: 'Importfortschritt',
-    progressText: '{done} von {total} Zeilen',
-    done: 'Fertig: {ok} Produkte gespeichert, {failed} Zeilen fehlerhaft.',
+    progressText: { one: '{done} von {n} Zeile', other: '{done} von {n} Zeilen' },
+    done: 'Fertig: {stored}, {failed}.',
+    stored: { one: '{n} Produkt gespeichert', other: '{n} Produkte gespeichert' },
+    failedLines: { one: '{n} Zeile fehlerhaft', other: '{n} Zeilen fehlerhaft' },
     failedTitle: 'Fehlerhafte Zeilen',
     line: 'Zeile {line}',
     empty: 'Die Datei enthält keine Zeile.',
@@ -29,8 +31,10 @@ const words = {
     file: 'File (ndjson or CSV)',
     start: 'Start import',
     progress: 'Import progress',
-    progressText: '{done} of {total} lines',
-    done: 'Done: {ok} products stored, {failed} lines failed.',
+    progressText: { one: '{done} of {n} line', other: '{done} of {n} lines' },
+    done: 'Done: {stored}, {failed}.',
+    stored: { one: '{n} product stored', other: '{n} products stored' },
+    failedLines: { one: '{n} line failed', other: '{n} lines failed' },
     failedTitle: 'Failed lines',
     line: 'Line {line}',
     empty: 'The file holds no line.',
@@ -77,7 +81,7 @@ export function ImportProducts({ api, onImported }: { api: ProjectApi; onImporte
         setProgress({ done: Math.min(lines.length, start + part.length), total: lines.length });
       }
       setFailed(errors);
-      setSummary(t('done', { ok: lines.length - errors.length, failed: errors.length }));
+      setSummary(t('done', { stored: t('stored', { n: lines.length - errors.length }), failed: t('failedLines', { n: errors.length }) }));
       onImported();
     } catch (err) {
       setError(err);
@@ -95,7 +99,7 @@ export function ImportProducts({ api, onImported }: { api: ProjectApi; onImporte
     ${progress
       ? html`<div class="progress">
           <progress aria-label=${t('progress')} max=${progress.total} value=${progress.done}></progress>
-          <span>${t('progressText', { done: progress.done, total: progress.total })}</span>
+          <span>${t('progressText', { done: progress.done, n: progress.total })}</span>
         </div>`
       : null}
     <${ErrorMessage} error=${error} />

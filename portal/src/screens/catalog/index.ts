@@ -1,7 +1,8 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import type { ProjectApi } from '../../api.js';
-import { money } from '../../format.js';
+import { useFormat } from '../../format.js';
+import { useNames } from '../../names.js';
 import { useWords } from '../../i18n.js';
 import { ErrorMessage, Field, Loading, useId, useLoad } from '../../ui.js';
 import type { ScreenProps } from '../index.js';
@@ -63,6 +64,7 @@ const words = {
 
 export function Catalog({ api, session }: ScreenProps) {
   const t = useWords(words);
+  const names = useNames();
   const id = useId('q');
   const [draft, setDraft] = useState('');
   const [query, setQuery] = useState('');
@@ -90,7 +92,7 @@ export function Catalog({ api, session }: ScreenProps) {
               ${found.data.products.map(
                 (p) => html`<tr>
                   <td><button type="button" class="link" aria-label=${t('show', { sku: p.sku })} onClick=${() => setOpen(p.sku)}>${p.sku}</button></td>
-                  <td>${p.name}</td><td>${p.taxCategory ?? ''}</td><td>${p.saleRestriction ?? ''}</td>
+                  <td>${p.name}</td><td>${p.taxCategory ?? ''}</td><td>${names.saleRestriction(p.saleRestriction)}</td>
                 </tr>`,
               )}
             </tbody>
@@ -104,6 +106,8 @@ export function Catalog({ api, session }: ScreenProps) {
 
 function ProductDetail({ api, sku }: { api: ProjectApi; sku: string }) {
   const t = useWords(words);
+  const f = useFormat();
+  const names = useNames();
   const path = encodeURIComponent(sku);
   const prices = useLoad((signal) => api.get<Array<{ pricings: Array<{ category: string; prices: Array<{ price: string; currency: string; tier: string; quantity: number }> }> }>>(`/pricing/v2/sku/${path}`, { signal }), [api, sku]);
   const availability = useLoad((signal) => api.get<{ availabilities: Array<{ shopID: string; value: string }> }>(`/availabilites/sku/${path}`, { signal }), [api, sku]);
@@ -115,7 +119,7 @@ function ProductDetail({ api, sku }: { api: ProjectApi; sku: string }) {
     ${pricings.length
       ? html`<table>
           <thead><tr><th scope="col">${t('category')}</th><th scope="col">${t('tier')}</th><th scope="col" class="num">${t('from')}</th><th scope="col" class="num">${t('price')}</th></tr></thead>
-          <tbody>${pricings.flatMap((c) => c.prices.map((p) => html`<tr><td>${c.category}</td><td>${p.tier}</td><td class="num">${p.quantity}</td><td class="num">${money(Math.round(Number(p.price) * 100), p.currency)}</td></tr>`))}</tbody>
+          <tbody>${pricings.flatMap((c) => c.prices.map((p) => html`<tr><td>${c.category}</td><td>${p.tier}</td><td class="num">${p.quantity}</td><td class="num">${f.money(Math.round(Number(p.price) * 100), p.currency)}</td></tr>`))}</tbody>
         </table>`
       : prices.data
         ? html`<p>${t('noPrices')}</p>`
@@ -125,7 +129,7 @@ function ProductDetail({ api, sku }: { api: ProjectApi; sku: string }) {
     ${availability.data?.availabilities.length
       ? html`<table>
           <thead><tr><th scope="col">${t('shop')}</th><th scope="col">${t('value')}</th></tr></thead>
-          <tbody>${availability.data.availabilities.map((a) => html`<tr><td>${a.shopID}</td><td>${a.value}</td></tr>`)}</tbody>
+          <tbody>${availability.data.availabilities.map((a) => html`<tr><td>${a.shopID}</td><td>${names.availability(a.value)}</td></tr>`)}</tbody>
         </table>`
       : availability.data
         ? html`<p>${t('noAvailability')}</p>`

@@ -2,14 +2,15 @@ import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ProjectApi } from '../../api.js';
 import { downloadFile } from '../../download.js';
-import { formatDateTime, money } from '../../format.js';
+import { useFormat } from '../../format.js';
 import { useWords } from '../../i18n.js';
+import { useNames } from '../../names.js';
 import { ErrorMessage, Loading, Pager, useLoad } from '../../ui.js';
 import type { ScreenProps } from '../index.js';
 import { ShopPicker } from '../shop-picker.js';
 import { StartReport } from './start-report.js';
 import { Schedules } from './schedules.js';
-import { FormatNames, type ClosingRef } from './names.js';
+import { useFormatName, type ClosingRef } from './names.js';
 
 /**
  * Closings: a shop's closings by sequence number and date, each with its totals per tax rate and
@@ -56,6 +57,7 @@ const words = {
     notReady: '{format}: wird noch erstellt',
     tse: 'Ohne TSE-Signatur: {n}',
     cutOff: 'Bestellungen bis {time}',
+    orderCount: { one: '{n} Bestellung', other: '{n} Bestellungen' },
   },
   en: {
     list: 'Closings',
@@ -81,6 +83,7 @@ const words = {
     notReady: '{format}: still being made',
     tse: 'Without TSE signature: {n}',
     cutOff: 'Orders up to {time}',
+    orderCount: { one: '{n} order', other: '{n} orders' },
   },
 };
 
@@ -88,6 +91,7 @@ const PerPage = 20;
 
 export function Closings({ api, session }: ScreenProps) {
   const t = useWords(words);
+  const f = useFormat();
   const [shop, setShop] = useState('');
   const [page, setPage] = useState(0);
   const [open, setOpen] = useState<ClosingRef | null>(null);
@@ -120,9 +124,9 @@ export function Closings({ api, session }: ScreenProps) {
                 (c) => html`<tr>
                   <td>${c.shop.name || c.shopID}</td>
                   <td class="num"><button type="button" class="link" aria-label=${t('open', { n: c.sequenceNumber })} onClick=${() => setOpen({ shopID: c.shopID, sequenceNumber: c.sequenceNumber })}>${c.sequenceNumber}</button></td>
-                  <td>${formatDateTime(c.createdAt)}</td>
+                  <td>${f.dateTime(c.createdAt)}</td>
                   <td class="num">${c.orderCount}</td>
-                  <td class="num">${money(c.total, c.currency)}</td>
+                  <td class="num">${f.money(c.total, c.currency)}</td>
                 </tr>`,
               )}
             </tbody>
@@ -137,6 +141,9 @@ export function Closings({ api, session }: ScreenProps) {
 /** One closing, loaded again every 2 s while one of its logs is still being made. */
 function ClosingDetail({ api, at, onBack }: { api: ProjectApi; at: ClosingRef; onBack(): void }) {
   const t = useWords(words);
+  const f = useFormat();
+  const names = useNames();
+  const formatName = useFormatName();
   const [error, setError] = useState<unknown>();
   const loaded = useLoad((signal) => api.get<ClosingSummary>(`/closings/shops/${encodeURIComponent(at.shopID)}/sequenceNumbers/${at.sequenceNumber}`, { signal }), [api, at.shopID, at.sequenceNumber]);
   const c = loaded.data;
@@ -154,22 +161,22 @@ function ClosingDetail({ api, at, onBack }: { api: ProjectApi; at: ClosingRef; o
       setError(err);
     }
   };
-  const name = (log: ClosingSummary['logs'][number]) => FormatNames[log.kind === 'batch' ? `batch_${log.format}` : log.format] ?? log.format;
+  const name = (log: ClosingSummary['logs'][number]) => formatName(log.kind === 'batch' ? `batch_${log.format}` : log.format);
   return html`<div>
     <p><button type="button" class="secondary" onClick=${onBack}>${t('back')}</button></p>
     <section class="panel" aria-labelledby="closing-title">
       <h2 id="closing-title">${t('closing', { n: c.sequenceNumber, shop: c.shop.name || c.shopID })}</h2>
-      <p>${formatDateTime(c.createdAt)} · ${t('cutOff', { time: formatDateTime(c.cutOffAt) })} · ${c.orderCount} ${t('orders')} · ${money(c.total, c.currency)}</p>
+      <p>${f.dateTime(c.createdAt)} · ${t('cutOff', { time: f.dateTime(c.cutOffAt) })} · ${t('orderCount', { n: c.orderCount })} · ${f.money(c.total, c.currency)}</p>
       ${c.tseFailures ? html`<p class="error-text">${t('tse', { n: c.tseFailures })}</p>` : null}
       <h3>${t('byRate')}</h3>
       <table>
         <thead><tr><th scope="col">${t('rate')}</th><th scope="col" class="num">${t('net')}</th><th scope="col" class="num">${t('tax')}</th><th scope="col" class="num">${t('gross')}</th></tr></thead>
-        <tbody>${c.taxShares.map((s) => html`<tr><td>${String(s.rate).replace('.', ',')} %</td><td class="num">${money(s.net, c.currency)}</td><td class="num">${money(s.tax, c.currency)}</td><td class="num">${money(s.total, c.currency)}</td></tr>`)}</tbody>
+        <tbody>${c.taxShares.map((s) => html`<tr><td>${f.number(s.rate)} %</td><td class="num">${f.money(s.net, c.currency)}</td><td class="num">${f.money(s.tax, c.currency)}</td><td class="num">${f.money(s.total, c.currency)}</td></tr>`)}</tbody>
       </table>
       <h3>${t('byMethod')}</h3>
       <table>
         <thead><tr><th scope="col">${t('method')}</th><th scope="col" class="num">${t('amount')}</th></tr></thead>
-        <tbody>${c.shareByPaymentMethod.map((s) => html`<tr><td>${s.paymentMethod}</td><td class="num">${money(s.amount, c.currency)}</td></tr>`)}</tbody>
+        <tbody>${c.shareByPaymentMethod.map((s) => html`<tr><td>${names.paymentMethod(s.paymentMethod)}</td><td class="num">${f.money(s.amount, c.currency)}</td></tr>`)}</tbody>
       </table>
       <h3>${t('logs')}</h3>
       <${ErrorMessage} error=${error} />

@@ -2,8 +2,8 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import type { ProjectApi } from '../../api.js';
 import { useWords } from '../../i18n.js';
-import { ErrorMessage, Field, errorsByField, invalid, useId, useLoad } from '../../ui.js';
-import { FormatNames } from './names.js';
+import { ConfirmButton, ErrorMessage, Field, errorsByField, invalid, useId, useLoad } from '../../ui.js';
+import { useFormatName } from './names.js';
 
 interface Schedule {
   id: number;
@@ -27,7 +27,12 @@ const words = {
     none: 'Kein Zeitplan für diesen Shop.',
     add: 'Zeitplan hinzufügen',
     edit: 'Zeitplan {id} bearbeiten',
-    remove: 'Zeitplan {id} löschen',
+    change: 'Bearbeiten',
+    remove: 'Löschen',
+    removeQuestion: 'Zeitplan {when} löschen?',
+    removeText: 'Zu diesen Zeiten wird dann kein Abschluss mehr erstellt.',
+    removeYes: 'Ja, Zeitplan löschen',
+    removeNo: 'Nicht löschen',
     days: 'Tage',
     hour: 'Stunde',
     minute: 'Minute',
@@ -47,7 +52,12 @@ const words = {
     none: 'No schedule for this shop.',
     add: 'Add a schedule',
     edit: 'Edit schedule {id}',
-    remove: 'Delete schedule {id}',
+    change: 'Edit',
+    remove: 'Delete',
+    removeQuestion: 'Delete the schedule {when}?',
+    removeText: 'No closing is made at these times any more.',
+    removeYes: 'Yes, delete schedule',
+    removeNo: 'Keep the schedule',
     days: 'Days',
     hour: 'Hour',
     minute: 'Minute',
@@ -87,15 +97,19 @@ export function Schedules({ api, shop, canWrite }: { api: ProjectApi; shop: stri
     <${ErrorMessage} error=${list.error ?? error} />
     ${mine.length
       ? html`<ul class="plain">
-          ${mine.map(
-            (s) => html`<li>
-              ${t('at', { days: s.days.map((d) => t(d as (typeof Days)[number])).join(', '), time: `${pad(s.hour)}:${pad(s.minute)}`, zone: s.location })}
+          ${mine.map((s) => {
+            const when = t('at', { days: s.days.map((d) => t(d as (typeof Days)[number])).join(', '), time: `${pad(s.hour)}:${pad(s.minute)}`, zone: s.location });
+            const whose = html`<span class="sr-only"> (${when})</span>`;
+            return html`<li class="with-actions">
+              <span>${when}</span>
               ${canWrite
-                ? html` <button type="button" class="link" aria-label=${t('edit', { id: s.id })} onClick=${() => setEditing({ ...s })}>✎</button>
-                    <button type="button" class="link" aria-label=${t('remove', { id: s.id })} onClick=${remove(s.id)}>✕</button>`
+                ? html`<span class="actions">
+                    <button type="button" class="secondary" onClick=${() => setEditing({ ...s })}>${t('change')}${whose}</button>
+                    <${ConfirmButton} label=${html`${t('remove')}${whose}`} question=${t('removeQuestion', { when })} text=${t('removeText')} yes=${t('removeYes')} no=${t('removeNo')} onConfirm=${remove(s.id)} />
+                  </span>`
                 : null}
-            </li>`,
-          )}
+            </li>`;
+          })}
         </ul>`
       : html`<p>${t('none')}</p>`}
     ${canWrite && !editing ? html`<button type="button" class="secondary" onClick=${() => setEditing(blank)}>${t('add')}</button>` : null}
@@ -105,6 +119,7 @@ export function Schedules({ api, shop, canWrite }: { api: ProjectApi; shop: stri
 
 function ScheduleForm({ api, draft: initial, onSaved, onCancel }: { api: ProjectApi; draft: Draft; onSaved(): void; onCancel(): void }) {
   const t = useWords(words);
+  const formatName = useFormatName();
   const [draft, setDraft] = useState(initial);
   const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>();
@@ -153,7 +168,7 @@ function ScheduleForm({ api, draft: initial, onSaved, onCancel }: { api: Project
     </div>
     <fieldset>
       <legend>${t('formats')}</legend>
-      ${Formats.map((f) => html`<label class="check"><input type="checkbox" checked=${draft.formats.includes(f)} onChange=${() => set({ formats: toggle(draft.formats, f) })} /> ${FormatNames[f]}</label>`)}
+      ${Formats.map((f) => html`<label class="check"><input type="checkbox" checked=${draft.formats.includes(f)} onChange=${() => set({ formats: toggle(draft.formats, f) })} /> ${formatName(f)}</label>`)}
     </fieldset>
     <${ErrorMessage} error=${error} />
     <div class="actions">

@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { ProjectApi } from '../../api.js';
 import { useWords } from '../../i18n.js';
 import { ErrorMessage } from '../../ui.js';
-import { FormatNames, type ClosingRef } from './names.js';
+import { useFormatName, type ClosingRef } from './names.js';
 
 interface ReportJob {
   id: string;
@@ -43,6 +43,7 @@ const Formats = ['dsfinvk_2023_03', 'aggregated_receipts'] as const;
 /** Starts a report job for the shop and watches it (every second) until it is done or failed. */
 export function StartReport({ api, shop, onDone, onOpen }: { api: ProjectApi; shop: string; onDone(): void; onOpen(ref: ClosingRef): void }) {
   const t = useWords(words);
+  const formatName = useFormatName();
   const [formats, setFormats] = useState<string[]>([...Formats]);
   const [skipped, setSkipped] = useState(true);
   const [job, setJob] = useState<ReportJob | null>(null);
@@ -79,7 +80,7 @@ export function StartReport({ api, shop, onDone, onOpen }: { api: ProjectApi; sh
       ? html`<form onSubmit=${start}>
           <fieldset>
             <legend>${t('formats')}</legend>
-            ${Formats.map((f) => html`<label class="check"><input type="checkbox" checked=${formats.includes(f)} onChange=${() => toggle(f)} /> ${FormatNames[f]}</label>`)}
+            ${Formats.map((f) => html`<label class="check"><input type="checkbox" checked=${formats.includes(f)} onChange=${() => toggle(f)} /> ${formatName(f)}</label>`)}
           </fieldset>
           <label class="check"><input type="checkbox" checked=${skipped} onChange=${() => setSkipped(!skipped)} /> ${t('skipped')}</label>
           <div class="actions"><button type="submit" disabled=${job?.state === 'pending'}>${t('start')}</button></div>

@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { formatDate } from '../../format.js';
+import { useFormat } from '../../format.js';
 import { useWords } from '../../i18n.js';
 import { ErrorMessage, Field, Loading, useId, useLoad } from '../../ui.js';
 import type { ScreenProps } from '../index.js';
@@ -34,6 +34,7 @@ const words = {
 /** Coupons: the project's coupons; one edited at a time (its ETag guards against edits made meanwhile). */
 export function Coupons({ api, session }: ScreenProps) {
   const t = useWords(words);
+  const f = useFormat();
   const [open, setOpen] = useState<string | null>(null);
   const [newName, setNewName] = useState('');
   const [error, setError] = useState<unknown>();
@@ -66,7 +67,7 @@ export function Coupons({ api, session }: ScreenProps) {
               (c) => html`<tr>
                 <td><button type="button" class="link" aria-label=${t('edit', { name: c.name || c.id })} onClick=${() => setOpen(c.id)}>${c.name || c.id}</button></td>
                 <td>${c.code ?? ''}</td>
-                <td>${c.validFrom || c.validUntil ? `${formatDate(c.validFrom)} – ${formatDate(c.validUntil)}` : ''}</td>
+                <td>${c.validFrom || c.validUntil ? `${f.date(c.validFrom)} – ${f.date(c.validUntil)}` : ''}</td>
               </tr>`,
             )}</tbody>
           </table>`

@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import type { ProjectApi } from '../../api.js';
-import { money } from '../../format.js';
+import { useFormat } from '../../format.js';
 import { useWords } from '../../i18n.js';
 import { ErrorMessage, Field, useId } from '../../ui.js';
 import { ShopPicker } from '../shop-picker.js';
@@ -45,6 +45,7 @@ const words = {
 /** Prices a cart with the configuration (active or not) through the evaluate operation, rule by rule. */
 export function TryOnCart({ api, id }: { api: ProjectApi; id: number }) {
   const t = useWords(words);
+  const f = useFormat();
   const itemsId = useId('items');
   const [shop, setShop] = useState('');
   const [items, setItems] = useState('');
@@ -78,12 +79,12 @@ export function TryOnCart({ api, id }: { api: ProjectApi; id: number }) {
           <h3>${t('result')}</h3>
           <table>
             <thead><tr><th scope="col">${t('item')}</th><th scope="col" class="num">${t('amount')}</th><th scope="col" class="num">${t('total')}</th></tr></thead>
-            <tbody>${result.checkoutInfo.lineItems.map((l) => html`<tr><td>${l.name}</td><td class="num">${l.amount}</td><td class="num">${money(l.totalPrice, currency)}</td></tr>`)}</tbody>
-            <tfoot><tr><th scope="row" colspan="2">${t('total')}</th><td class="num">${money(result.checkoutInfo.price.price, currency)}</td></tr></tfoot>
+            <tbody>${result.checkoutInfo.lineItems.map((l) => html`<tr><td>${l.name}</td><td class="num">${l.amount}</td><td class="num">${f.money(l.totalPrice, currency)}</td></tr>`)}</tbody>
+            <tfoot><tr><th scope="row" colspan="2">${t('total')}</th><td class="num">${f.money(result.checkoutInfo.price.price, currency)}</td></tr></tfoot>
           </table>
           <table>
             <thead><tr><th scope="col">${t('rule')}</th><th scope="col">${t('held')}</th><th scope="col" class="num">${t('granted')}</th></tr></thead>
-            <tbody>${result.rules.map((r) => html`<tr><td>${r.groupID} / ${r.ruleID}</td><td>${r.conditionHeld ? t('yes') : t('no')}${r.skippedReason ? ` (${r.skippedReason})` : ''}</td><td class="num">${money(r.granted, currency)}</td></tr>`)}</tbody>
+            <tbody>${result.rules.map((r) => html`<tr><td>${r.groupID} / ${r.ruleID}</td><td>${r.conditionHeld ? t('yes') : t('no')}${r.skippedReason ? ` (${r.skippedReason})` : ''}</td><td class="num">${f.money(r.granted, currency)}</td></tr>`)}</tbody>
           </table>
         </div>`
       : null}
