@@ -90,6 +90,7 @@ t.test('a session carries its role\'s permissions, for its own project only', as
 
   t.equal((await supervisor.request('GET', `${p}/checkout/process?shop=s1`)).status, 200, 'supervisor lists processes');
   t.equal((await supervisor.request('GET', `${p}/orders`)).status, 403, 'supervisor reads no orders');
+  t.equal((await supervisor.request('GET', `${p}/products`)).status, 403, 'supervisor reads no catalog (nor aborts: that is the customer\'s)');
   t.equal((await accounting.request('GET', `${p}/closings`)).status, 200, 'accounting reads closings');
   t.equal((await accounting.request('GET', `${p}/orders`)).status, 200, 'accounting reads orders');
   t.equal((await accounting.request('GET', `${p}/coupons`)).status, 403, 'accounting reads no coupons');

@@ -8,7 +8,8 @@ import { Permissions, type Permission } from './permissions.js';
  *
  * - owner: everything, and the only role with `projectsWrite` (settings, PoS credentials, accounts).
  * - backoffice: catalog, prices, shops, orders and receipts, coupons, promotions.
- * - supervisor: the shop floor: the checkout processes of a shop, approving, aborting or failing them.
+ * - supervisor: the shop floor: the checkout processes of a shop, approving them or refusing the
+ *   purchase (the payment fails). Aborting is the customer's own act, so the role has no productsRead.
  * - accounting: orders and receipts, closings (reports, logs, schedules).
  */
 export const PortalRolePermissions: Readonly<Record<PortalRole, readonly Permission[]>> = {
@@ -32,6 +33,6 @@ export const PortalRolePermissions: Readonly<Record<PortalRole, readonly Permiss
     'checkoutRead',
     'fulfillmentsRead',
   ],
-  supervisor: ['shopsRead', 'checkoutRead', 'supervisor', 'productsRead', 'setPaymentState'],
+  supervisor: ['shopsRead', 'checkoutRead', 'supervisor', 'setPaymentState'],
   accounting: ['shopsRead', 'ordersRead', 'closingsRead', 'closingsWrite'],
 };
