@@ -33,6 +33,9 @@ import { startFiscalJobs } from './fiscal/handler.js';
 import { createProviderSource, type ProviderOptions } from './fiscal/providers/index.js';
 import { createFiscalActor } from './fiscal/registers.js';
 import { createIdempotencyActor } from './idempotency/handler.js';
+import { createIntegrationsActor } from './integrations/handler.js';
+import type { NatsIssuer } from './integrations/nats-access.js';
+import type { KeyRing } from '../src/secrets/key-ring.js';
 import { createSystemActor } from './system/handler.js';
 
 export interface WorkerDeps {
@@ -60,6 +63,10 @@ export interface WorkerDeps {
   fiscal: Config['fiscal'] & Pick<ProviderOptions, 'fiskaly' | 'wrap'>;
   /** The process's metrics: messages handled, jobs exhausted, and what the outbox, JetStream and the pools hold at a scrape. */
   metrics?: Metrics;
+  /** The key ring stored secrets are sealed with (SECRETS_KEY). */
+  secrets: KeyRing;
+  /** What issues and revokes the integrations' NATS credentials (NATS_ISSUER opened); unset: a NATS without credentials. */
+  natsIssuer?: NatsIssuer;
 }
 
 export interface Workers {
@@ -85,13 +92,14 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   });
   const closingWork = await closingSequence.startConsumer();
   const receipts = createReceiptsActor({ sql, nc, log, ...deps.receipts, metrics });
-  const tse = createProviderSource({ sql, log, timeoutMs: deps.fiscal.timeoutMs, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
+  const tse = createProviderSource({ sql, log, secrets: deps.secrets, timeoutMs: deps.fiscal.timeoutMs, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
   const receiptJobs = await receipts.startConsumer();
   const checkoutProcesses = createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider });
   const idempotencyKeys = createIdempotencyActor({ sql, log });
+  const integrations = createIntegrationsActor({ sql, nc, log, natsIssuer: deps.natsIssuer, eventsWritten: () => relay.nudge(), metrics });
   const endpoints = serveEndpoints({ nc, publisher, log, metrics }, [
     ...createSystemActor({ sql, migrations }),
-    ...createSettingsActor({ sql }),
+    ...createSettingsActor({ sql, secrets: deps.secrets }),
     ...createShopsActor({ sql }),
     ...createCatalogActor({ sql }),
     ...createImportsActor({ sql }),
@@ -107,7 +115,9 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...createClosingSchedulesActor({ sql }),
     ...closingSequence.routes,
     ...idempotencyKeys.routes,
+    ...integrations.routes,
   ]);
+  const revocationJobs = deps.natsIssuer ? await integrations.startRevocationJobs() : undefined;
   // The fulfillment caller records the service's answers through this process's process actor.
   const { url, token, timeoutMs, publicBaseUrl, retryScheduleMs, maxAttempts, callers } = deps.fulfillment;
   const fulfillmentCaller =
@@ -132,6 +142,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       await batchTrigger.stop();
       await fulfillmentCaller?.stop();
       await fiscalJobs?.stop();
+      await revocationJobs?.stop();
       await endpoints.stop();
       await idempotencyKeys.stop();
       await closingWork.stop();

@@ -11,7 +11,7 @@ import { startNatsServer, type SpawnedNatsServer } from '../src/infra/nats.js';
 import { findExecutable, freePort } from '../src/infra/processes.js';
 import { projectRoot } from '../src/infra/project-root.js';
 import { createLogger } from '../src/logger.js';
-import { resolveCheckoutSecret, resolveJwtSecret } from '../src/secrets.js';
+import { resolveCheckoutSecret, resolveJwtSecret } from '../src/secrets/generated.js';
 
 /**
  * `npm run cluster`: the platform as it runs at scale, on one machine. A three-node nats-server

@@ -1,33 +1,31 @@
 /**
- * Follows the platform's events with a durable JetStream consumer, as a PoS integrator would, and
- * prints one JSON line per event. docs/integrators.md shows it ("Following events with a durable
- * JetStream consumer").
+ * Follows a project's events through an integration of kind `nats` (POST /{project}/integrations
+ * answers its credential), as a PoS integrator would, and prints one JSON line per event.
+ * docs/integrators.md shows it ("Following events with an integration's credential").
  *
- *   NATS_URL=nats://127.0.0.1:<port> node dist/scripts/follow-events.js --project acme-1a2b [--domain pos] [--durable kasse-3]
+ *   NATS_URL=nats://127.0.0.1:4222 node dist/scripts/follow-events.js --creds integration.creds
  *
- * Stop it with Ctrl-C (or SIGTERM); started again with the same --durable, it goes on after the last
- * event it acknowledged.
+ * The credential may read one consumer and receive on one inbox prefix; both are read from its
+ * permissions (--consumer and --inbox-prefix name them instead). Stop it with Ctrl-C (or SIGTERM);
+ * started again, it goes on after the last event it acknowledged.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 // --- the example (docs/integrators.md shows it)
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
+import { connect, credsAuthenticator } from '@nats-io/transport-node';
 
-const { project, domain, durable } = options(); // --project, --domain (default pos), --durable
-const nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
-const jsm = await jetstreamManager(nc);
-// A durable consumer: the server keeps its place. Adding it again with the same configuration
-// changes nothing, so every start may do it.
-await jsm.consumers.add('EVENTS', {
-  durable_name: durable,
-  filter_subject: `events.${project}.${domain}.>`,
-  ack_policy: AckPolicy.Explicit,
-  deliver_policy: DeliverPolicy.All, // the first start reads every event the stream still keeps
-  max_ack_pending: 1, // one event at a time: a redelivery never overtakes a later event
+const { creds, consumer, inboxPrefix } = options(); // --creds, and the `nats` part of the integration
+const nc = await connect({
+  servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+  authenticator: credsAuthenticator(readFileSync(creds)),
+  inboxPrefix, // the credential receives on its own inbox prefix only
 });
-const messages = await (await jetstream(nc).consumers.get('EVENTS', durable)).consume();
+// The integration's durable consumer: the platform made it with the integration's filter, and the
+// server keeps its place across restarts of this follower and of NATS.
+const messages = await (await jetstream(nc).consumers.get('EVENTS', consumer)).consume();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void messages.close());
-process.stderr.write(`following events.${project}.${domain}.> as ${durable}\n`);
+process.stderr.write(`following ${consumer}\n`);
 
 for await (const m of messages) {
   const event = m.json(); // the payload: /asyncapi.json has its schema
@@ -39,11 +37,30 @@ for await (const m of messages) {
 await nc.drain();
 // --- end of the example
 
-function options(): { project: string; domain: string; durable: string } {
-  const { values } = parseArgs({ options: { project: { type: 'string' }, domain: { type: 'string', default: 'pos' }, durable: { type: 'string' } } });
-  if (!values.project) {
-    process.stderr.write('usage: NATS_URL=nats://host:port node dist/scripts/follow-events.js --project <id> [--domain pos] [--durable <name>]\n');
+function options(): { creds: string; consumer: string; inboxPrefix: string } {
+  const { values } = parseArgs({ options: { creds: { type: 'string' }, consumer: { type: 'string' }, 'inbox-prefix': { type: 'string' } } });
+  if (!values.creds) {
+    process.stderr.write('usage: NATS_URL=nats://host:port node dist/scripts/follow-events.js --creds <integration.creds> [--consumer <name>] [--inbox-prefix <prefix>]\n');
     process.exit(2);
   }
-  return { project: values.project, domain: values.domain, durable: values.durable ?? `${values.project}-${values.domain}-follower` };
+  const granted = grantOf(readFileSync(values.creds, 'utf8'));
+  const consumer = values.consumer ?? granted.consumer;
+  const inboxPrefix = values['inbox-prefix'] ?? granted.inboxPrefix;
+  if (!consumer || !inboxPrefix) {
+    process.stderr.write('follow-events: the credential names no consumer or inbox prefix: give --consumer and --inbox-prefix (the integration\'s `nats` part)\n');
+    process.exit(2);
+  }
+  return { creds: values.creds, consumer, inboxPrefix };
+}
+
+/** The consumer and inbox prefix an integration's credential is granted (its user JWT's permissions). */
+function grantOf(creds: string): { consumer?: string; inboxPrefix?: string } {
+  const jwt = /-----BEGIN NATS USER JWT-----\s*(\S+)/.exec(creds)?.[1] ?? '';
+  try {
+    const { nats } = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { nats?: { pub?: { allow?: string[] }; sub?: { allow?: string[] } } };
+    const next = nats?.pub?.allow?.find((s) => s.startsWith('$JS.API.CONSUMER.MSG.NEXT.EVENTS.'));
+    return { consumer: next?.slice('$JS.API.CONSUMER.MSG.NEXT.EVENTS.'.length), inboxPrefix: nats?.sub?.allow?.[0]?.replace(/\.>$/, '') };
+  } catch {
+    return {};
+  }
 }

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { signToken } from '../src/auth/tokens.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
-import { resolveJwtSecret } from '../src/secrets.js';
+import { resolveJwtSecret } from '../src/secrets/generated.js';
 import { PortalRoles } from '../subjects/portal-accounts.js';
 
 /**

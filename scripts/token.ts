@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { isPermission, Permissions, type Permission } from '../src/auth/permissions.js';
-import { resolveJwtSecret } from '../src/secrets.js';
+import { resolveJwtSecret } from '../src/secrets/generated.js';
 import { signToken } from '../src/auth/tokens.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 

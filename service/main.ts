@@ -1,7 +1,8 @@
 import { ConfigError, loadConfig } from '../src/config.js';
 import { EmbeddedPostgresError } from '../src/infra/embedded-postgres.js';
-import { MissingNatsServerError } from '../src/infra/nats.js';
+import { NatsSetupError } from '../src/infra/nats.js';
 import { createLogger } from '../src/logger.js';
+import { UnreadableSecretError } from '../src/secrets/key-ring.js';
 import { startService } from './start.js';
 
 /**
@@ -30,7 +31,7 @@ async function main(): Promise<void> {
     // Kubernetes, an operator) takes over from here. Its exit hooks stop the other children.
     service = await startService(config, log, { onChildLost: (err) => fail(err.message) });
   } catch (err) {
-    if (err instanceof MissingNatsServerError || err instanceof EmbeddedPostgresError || err instanceof ConfigError) return fail(err.message);
+    if (err instanceof NatsSetupError || err instanceof EmbeddedPostgresError || err instanceof ConfigError || err instanceof UnreadableSecretError) return fail(err.message);
     log.fatal({ err }, 'start failed');
     process.exit(1);
   }

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { startWorkers, type WorkerDeps } from '../actors/index.js';
+import { prepareSecretsAtRest } from '../actors/secrets-at-rest.js';
+import type { KeyRing } from '../src/secrets/key-ring.js';
 import { system } from '../subjects/system.js';
 import { createTokenVerifier } from '../src/auth/tokens.js';
 import type { Config } from '../src/config.js';
@@ -11,11 +13,13 @@ import { createDrainState, drainEdge, type DrainState } from '../src/edge/shutdo
 import type { HealthReport } from '../src/edge/routes/health.js';
 import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.js';
 import { loadMigrations, migrate, migrationsDir } from '../src/infra/migrate.js';
-import { connectNats, startNatsServer } from '../src/infra/nats.js';
+import { connectNats, natsServerBinary, startNatsServer } from '../src/infra/nats.js';
 import { connectPostgres } from '../src/infra/postgres.js';
 import { superviseChild, type ChildLostError, type RunningChild, type SupervisedChild } from '../src/infra/supervise.js';
 import { projectRoot } from '../src/infra/project-root.js';
-import { resolveCheckoutSecret, resolveJwtSecret, type Secret } from '../src/secrets.js';
+import { resolveCheckoutSecret, resolveJwtSecret, resolveKeyRing, type Secret } from '../src/secrets/generated.js';
+import { readAuthority } from '../src/infra/nats-auth/authority-file.js';
+import { prepareSpawnedTrust } from '../src/infra/nats-auth/spawned.js';
 import type { Logger } from '../src/logger.js';
 import { createServiceClient, type ServiceClient } from '../src/messaging/client.js';
 import { createMetrics, serveMetrics, type Metrics } from '../src/infra/metrics.js';
@@ -76,16 +80,26 @@ export async function startService(config: Config, log: Logger, options: StartOp
     (part === 'postgres' ? databaseStops : stops).push(() => child.stop());
   };
   try {
+    // Without a nats-server to spawn nothing else is worth starting (nor generating).
+    const natsBin = config.nats.url ? undefined : await natsServerBinary(config.nats.serverBin);
+    // The key secrets are sealed with at rest: the workers' stored secrets, and npm start's NATS trust.
+    const keys = config.role !== 'edge' || !config.nats.url ? await resolveKeyRing(config) : undefined;
+    if (keys) logGenerated(log, 'SECRETS_KEY', keys, 'stored secrets are sealed with it');
     let natsUrl = config.nats.url;
+    let { creds, issuer } = config.nats;
     if (!natsUrl) {
+      const trust = await prepareSpawnedTrust(config.dataDir, keys!.ring);
+      if (trust.folder.created) log.info({ dir: trust.folder.dir }, 'made the NATS operator, accounts and users: the spawned nats-server refuses any other connection');
       // NATS's own port when it is free, so that integrators' tools find the spawned server as they would any.
       const start = (port?: number) =>
-        startNatsServer({ storeDir: path.join(config.dataDir, 'nats'), bin: config.nats.serverBin, log, preferredPort: 4222, port });
+        startNatsServer({ storeDir: path.join(config.dataDir, 'nats'), bin: natsBin, log, preferredPort: 4222, port, configFile: trust.configFile });
       const server = await start();
       supervise('nats', 'the spawned nats-server', server, () => start(server.port));
       natsUrl = server.url;
+      creds = trust.folder.creds.service;
+      issuer = trust.folder.authorityFile;
     }
-    const nc = await connectNats({ url: natsUrl, name: `checkout-platform-${config.role}`, log });
+    const nc = await connectNats({ url: natsUrl, name: `checkout-platform-${config.role}`, log, creds, tls: config.nats.tls });
     const publisher = createPublisher(nc);
     stops.push(async () => {
       publisher.flush();
@@ -99,7 +113,8 @@ export async function startService(config: Config, log: Logger, options: StartOp
         supervise('postgres', 'the embedded Postgres', embedded, () => embedded.restart());
         databaseUrl = embedded.url;
       }
-      await startWorkerSide(config, log, databaseUrl, { nc, publisher }, { stops, databaseStops }, options, metrics);
+      const natsIssuer = issuer ? { authority: await readAuthority(issuer, keys!.ring), target: { servers: natsUrl, tls: config.nats.tls } } : undefined;
+      await startWorkerSide(config, log, databaseUrl, { nc, publisher, secrets: keys!.ring, natsIssuer }, { stops, databaseStops }, options, metrics);
       // A workers-only process has no address to announce: this line says it serves (scripts/cluster.ts waits for it).
       if (config.role === 'workers') log.info({ role: config.role }, 'worker pools serving');
     }
@@ -147,7 +162,7 @@ async function startWorkerSide(
   config: Config,
   log: Logger,
   databaseUrl: string,
-  bus: { nc: NatsConnection; publisher: Publisher },
+  bus: { nc: NatsConnection; publisher: Publisher; secrets: KeyRing; natsIssuer?: WorkerDeps['natsIssuer'] },
   { stops, databaseStops }: { stops: Array<() => Promise<unknown>>; databaseStops: Array<() => Promise<unknown>> },
   options: StartOptions,
   metrics: Metrics,
@@ -168,6 +183,7 @@ async function startWorkerSide(
   databaseStops.push(() => checkoutSql.end({ timeout: 5 }));
   const migrations = await loadMigrations(migrationsDir());
   await migrate(sql, migrations, log);
+  await prepareSecretsAtRest(sql, bus.secrets, log);
   const checkoutSecret = await resolveCheckoutSecret(config);
   logGenerated(log, 'CHECKOUT_SIGNING_SECRET', checkoutSecret, 'every worker process must share it');
   const checkout = { signingKey: new TextEncoder().encode(checkoutSecret.secret), infoTtlMs: config.checkout.infoTtlSeconds * 1000 };

@@ -2,11 +2,22 @@ import { z } from 'zod';
 import { isTimeZone } from '../subjects/formats/time.js';
 import { defaultFiscalProvider } from '../subjects/fiscal.js';
 import { LogFormats } from './logger.js';
+import { parseKey } from './secrets/key-ring.js';
 
 /**
  * The whole configuration, parsed once at start from the environment.
  * Every option states its default here; the configuration table of docs/operations.md mirrors this file.
  */
+
+const KeyFormat = 'must be 32 random bytes as base64 or hex (openssl rand -base64 32)';
+function isKey(value: string): boolean {
+  try {
+    parseKey(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 // Compose files and shells often pass `FOO=` for "unset": an empty value counts as absent.
 const variable = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
@@ -37,6 +48,14 @@ const Environment = z
     CHECKOUT_POOL_MAX: variable(z.coerce.number().int().min(1).max(200).default(2)),
     NATS_URL: variable(z.string().optional()),
     NATS_SERVER_BIN: variable(z.string().optional()),
+    NATS_CREDS: variable(z.string().optional()),
+    NATS_ISSUER: variable(z.string().optional()),
+    NATS_TLS_CA: variable(z.string().optional()),
+    NATS_TLS_CERT: variable(z.string().optional()),
+    NATS_TLS_KEY: variable(z.string().optional()),
+    NATS_ALLOW_ANONYMOUS: variable(z.stringbool().default(false)),
+    SECRETS_KEY: variable(z.string().refine(isKey, KeyFormat).optional()),
+    SECRETS_KEY_PREVIOUS: variable(z.string().refine(isKey, KeyFormat).optional()),
     JETSTREAM_REPLICAS: variable(z.coerce.number().int().min(1).max(5).default(1)),
     DATA_DIR: variable(z.string().default('./data')),
     EMBEDDED_MAX_RESTARTS: variable(z.coerce.number().int().min(0).max(1000).default(5)),
@@ -82,6 +101,13 @@ const Environment = z
   })
   .refine((env) => env.ROLE !== 'workers' || Boolean(env.DATABASE_URL), {
     message: 'DATABASE_URL is required when ROLE is workers (processes must share one database)',
+  })
+  .refine((env) => Boolean(env.NATS_TLS_CERT) === Boolean(env.NATS_TLS_KEY), {
+    message: 'NATS_TLS_CERT and NATS_TLS_KEY must be set together',
+  })
+  .refine((env) => env.NODE_ENV !== 'production' || !env.NATS_URL || Boolean(env.NATS_CREDS) || env.NATS_ALLOW_ANONYMOUS, {
+    message:
+      'NATS_URL is set without NATS_CREDS: in production the platform connects to NATS only with credentials (npm run nats-auth makes them, docs/operations.md); NATS_ALLOW_ANONYMOUS=true connects without',
   });
 
 const Configuration = Environment.transform((env) => ({
@@ -109,8 +135,31 @@ const Configuration = Environment.transform((env) => ({
     tokenRate: { limit: env.TOKEN_RATE_LIMIT, windowMs: env.TOKEN_RATE_WINDOW_MS },
   },
   database: { url: env.DATABASE_URL, poolMax: env.DATABASE_POOL_MAX, checkoutPoolMax: env.CHECKOUT_POOL_MAX },
-  /** NATS_URL: one server or several, comma-separated (the nodes of a cluster: the connection moves to another when one goes away). */
-  nats: { url: env.NATS_URL, serverBin: env.NATS_SERVER_BIN },
+  /**
+   * NATS_URL: one server or several, comma-separated (the nodes of a cluster: the connection moves to
+   * another when one goes away); unset: a nats-server spawned under the data directory, with
+   * credentials generated for it. `creds`: this process's user (a .creds file: the user JWT and its
+   * nkey seed); `issuer`: the sealed file the workers issue and revoke integrations' credentials
+   * with (authority.json of `npm run nats-auth`); `tls`: the CA to trust and an optional client
+   * certificate. `allowAnonymous`: production refuses a NATS_URL without NATS_CREDS unless set.
+   */
+  nats: {
+    url: env.NATS_URL,
+    serverBin: env.NATS_SERVER_BIN,
+    creds: env.NATS_CREDS,
+    issuer: env.NATS_ISSUER,
+    tls:
+      env.NATS_TLS_CA || env.NATS_TLS_CERT
+        ? { caFile: env.NATS_TLS_CA, ...(env.NATS_TLS_CERT && env.NATS_TLS_KEY ? { certFile: env.NATS_TLS_CERT, keyFile: env.NATS_TLS_KEY } : {}) }
+        : undefined,
+    allowAnonymous: env.NATS_ALLOW_ANONYMOUS,
+  },
+  /**
+   * The key secrets are sealed with at rest (SECRETS_KEY: 32 bytes, base64 or hex; generated into the
+   * data directory outside production, required in production) and the key before it, which still
+   * opens what it sealed until `npm run reseal` has sealed everything anew.
+   */
+  secrets: { key: env.SECRETS_KEY, previousKey: env.SECRETS_KEY_PREVIOUS },
   /**
    * Copies of every JetStream stream, key-value bucket and consumer the platform creates (1; 3 on a
    * three-node cluster, so that losing a node loses nothing). Existing ones are brought to this

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { subjectToken } from './common.js';
 import { CheckoutProcess, Pricing } from './checkout-process.js';
-import { ClosingEvent } from './closings.js';
-import { CouponEvent } from './coupons.js';
+import { ClosingEvent, ClosingEvents } from './closings.js';
+import { CouponEvent, CouponEvents } from './coupons.js';
 import { FiscalReference } from './fiscal.js';
-import { FulfillmentEvent } from './fulfillments.js';
+import { FulfillmentEvent, FulfillmentEvents } from './fulfillments.js';
 import { OrderStates, Order } from './orders.js';
 import { PosCheckoutProcess } from './pos.js';
-import { PromotionEvent } from './promotions.js';
+import { PromotionEvent, PromotionEvents } from './promotions.js';
 
 /**
  * Events for PoS integrators and other listeners: every state change of a checkout process, of its
@@ -64,6 +64,17 @@ export const OrderEvent = Envelope.extend({
   fiscalReference: FiscalReference.optional().describe('fiscalized: the order\'s fiscalReference'),
 }).meta({ id: 'OrderEvent' });
 export type OrderEvent = z.infer<typeof OrderEvent>;
+
+/** The events of each domain: what an event type `<domain>.<event>` may name (webhooks, subjects/integrations.ts). */
+export const EventTypes = {
+  checkout: CheckoutProcessEvents,
+  pos: PosEvents,
+  order: OrderEvents,
+  fulfillment: FulfillmentEvents,
+  promotion: PromotionEvents,
+  coupon: CouponEvents,
+  closing: ClosingEvents,
+} as const satisfies Record<EventDomain, readonly string[]>;
 
 /** The payload schema of each domain's events. */
 export const EventPayloads = { checkout: CheckoutProcessEvent, pos: PosEvent, order: OrderEvent, fulfillment: FulfillmentEvent, promotion: PromotionEvent, coupon: CouponEvent, closing: ClosingEvent } as const;

@@ -4,12 +4,12 @@
  * it), and a pool of one kind consumes its subjects through one durable consumer
  * (src/messaging/jobs.ts). Subjects: `jobs.<kind>.<project>.<...>`.
  *
- * Each kind's job payloads are zod schemas in its own subjects module (fulfillments, closings, receipts, fiscal).
+ * Each kind's job payloads are zod schemas in its own subjects module (fulfillments, closings, receipts, fiscal, integrations).
  */
 export const JobStream = { name: 'JOBS', subjects: ['jobs.>'] } as const;
 
 /** The kinds of durable work, each consumed by its own pool with its own durable consumer. */
-export const JobKinds = ['fulfillment', 'closing', 'receipt', 'fiscal'] as const;
+export const JobKinds = ['fulfillment', 'closing', 'receipt', 'fiscal', 'revocation'] as const;
 export type JobKind = (typeof JobKinds)[number];
 
 export function jobSubject(kind: JobKind, project: string, ...tokens: string[]): string {

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -203,7 +203,7 @@ t.test('docs/integrators.md shows the integrator example as scripts/follow-event
   const example = /\/\/ --- the example[^\n]*\n([\s\S]*?)\/\/ --- end of the example/.exec(script)?.[1];
   t.ok(example, 'the script marks its example');
   const page = await readFile(path.join(root, 'docs', 'integrators.md'), 'utf8');
-  const start = page.indexOf('## Following events with a durable JetStream consumer');
+  const start = page.indexOf("## Following events with an integration's credential");
   t.ok(start >= 0, 'the page has the section');
   const section = page.slice(start);
   t.ok(section.includes(`\`\`\`ts\n${example}\`\`\``), 'the page shows the example unchanged');
@@ -218,9 +218,9 @@ interface Printed {
   event: Json;
 }
 
-/** The built script as an integrator runs it, and the events it printed so far. */
-async function follow(t: Test, durable: string): Promise<{ run: ServiceProcess; printed(): Printed[] }> {
-  const run = runBuilt(t, 'scripts/follow-events.js', { NATS_URL: svc.natsUrl }, ['--project', TestProject, '--domain', 'pos', '--durable', durable]);
+/** The built script as an integrator runs it, with the integration's credential, and the events it printed so far. */
+async function follow(t: Test, credsFile: string): Promise<{ run: ServiceProcess; printed(): Printed[] }> {
+  const run = runBuilt(t, 'scripts/follow-events.js', { NATS_URL: svc.natsUrl }, ['--creds', credsFile]);
   await until(() => run.output().includes('following '), 15_000, () => `the script did not start: ${run.output()}`);
   const printed = () =>
     run
@@ -250,7 +250,13 @@ t.test("the integrators' durable consumer follows a process's PoS events, acks t
   const posMessage = deref(doc.channels['events.pos'].messages.event);
   const matchesDocument = payloadValidator(posMessage.payload);
 
-  const first = await follow(t, 'pos-desk');
+  // The project's owner makes the integration: the PoS events of the project.
+  const made = await svc.request('POST', `/${TestProject}/integrations`, { token: await svc.token(['projectsWrite']), body: { name: 'PoS desk', kind: 'nats', filter: 'pos.>' } });
+  t.equal(made.status, 201, made.text);
+  const credsFile = path.join(svc.config.dataDir, 'pos-desk.creds');
+  await writeFile(credsFile, made.body.creds, { mode: 0o600 });
+
+  const first = await follow(t, credsFile);
   const a = await newProcess();
   await pos(a, 'processing');
   await pos(a, 'successful');
@@ -275,7 +281,7 @@ t.test("the integrators' durable consumer follows a process's PoS events, acks t
   const b = await newProcess();
   await pos(b, 'processing');
 
-  const second = await follow(t, 'pos-desk');
+  const second = await follow(t, credsFile);
   await until(() => second.printed().length >= 2, 15_000, () => `2 events expected after the restart: ${second.run.output()}`);
   await sleep(300);
   t.same(
@@ -284,7 +290,7 @@ t.test("the integrators' durable consumer follows a process's PoS events, acks t
     'after the restart: what happened meanwhile, nothing it had acknowledged',
   );
   const jsm = await jetstreamManager(svc.nc);
-  const info = await jsm.consumers.info(EventStream.name, 'pos-desk');
+  const info = await jsm.consumers.info(EventStream.name, made.body.nats.consumer);
   t.equal(info.num_pending, 0, 'nothing left to deliver');
   t.equal(info.num_ack_pending, 0, 'every event acknowledged');
   second.run.child.kill('SIGTERM');

@@ -10,7 +10,11 @@ import { finishPayment, p, seedCheckout, watchEvents } from './support/checkout.
 import { closingTokens, closingWithLogs, downloadLog, runJob } from './support/closing.js';
 import { validateDsfinvk } from './support/dsfinvk-validator.js';
 import { fiscalizedOrder as fiscalizedOrderOf, pointPublicKey, posSaleOfOneWater } from './support/fiscal.js';
-import { startTestService, TestProject } from './support/service.js';
+import { startTestService, TestProject, TestSecretsKey } from './support/service.js';
+import { openFiscalSecrets } from '../actors/settings/secrets.js';
+import { createKeyRing, parseKey } from '../src/secrets/key-ring.js';
+
+const testKeyRing = createKeyRing(parseKey(TestSecretsKey));
 
 /**
  * Fiscalization with the local signer, over HTTP: every sale's TSE transaction starts with its
@@ -283,7 +287,8 @@ t.test('a fiskaly choice its TSE cannot sign with is refused field by field, bef
   t.equal(noTss.status, 400, 'the TSS is named in every PUT, as the provider is');
   t.same(noTss.body.details.map((d: any) => d.path), ['fiscalization.tssId']);
   const [stored] = await svc.sql<{ fiscalization: any }[]>`select fiscalization from project_settings where project = ${project}`;
-  t.match(stored!.fiscalization, { tssId: 'tss-1', apiKey: 'key-1' }, 'a refused PUT changed nothing');
+  t.match(stored!.fiscalization, { tssId: 'tss-1', apiKey: /^sealed:v1:/ }, 'a refused PUT changed nothing');
+  t.equal(openFiscalSecrets(project, stored!.fiscalization, testKeyRing).apiKey, 'key-1', 'the key stored is the first one');
 });
 
 t.test('the TSE secrets are write-only: never answered, kept by a PUT without them, never logged', async (t) => {
@@ -301,7 +306,9 @@ t.test('the TSE secrets are write-only: never answered, kept by a PUT without th
   const get = await svc.request('GET', `${p}/settings`, { token: admin });
   t.same(get.body.fiscalization, put.body.fiscalization);
   const [stored] = await svc.sql<{ fiscalization: any }[]>`select fiscalization from project_settings where project = ${TestProject}`;
-  t.match(stored!.fiscalization, secrets, 'stored for the provider');
+  t.match(stored!.fiscalization, { apiKey: /^sealed:v1:/, apiSecret: /^sealed:v1:/, adminPin: /^sealed:v1:/ }, 'stored sealed');
+  t.notOk(Object.values(secrets).some((secret) => JSON.stringify(stored).includes(secret)), 'no secret stored plain');
+  t.match(openFiscalSecrets(TestProject, stored!.fiscalization, testKeyRing), secrets, 'the provider opens them');
   for (const text of [put.text, again.text, kept.text, get.text, JSON.stringify(events.events), ...logLines]) {
     if (Object.values(secrets).some((s) => text.includes(s))) t.fail(`a secret was shown: ${text.slice(0, 200)}`);
   }

@@ -16,7 +16,7 @@ const svc = await startTestService(t, { env: { FULFILLMENT_URL: service.url, FUL
 const p = `/${TestProject}`;
 const caller = runBuilt(t, 'service/main.js', {
   ROLE: 'workers',
-  NATS_URL: svc.natsUrl,
+  ...svc.infra.natsEnv('workers'),
   DATABASE_URL: svc.databaseUrl,
   DATABASE_POOL_MAX: '3',
   JWT_SECRET: TestSecret,

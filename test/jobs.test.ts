@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import t from 'tap';
 import { ensureStream } from '../src/infra/jetstream.js';
 import { createLogger } from '../src/logger.js';
@@ -9,7 +8,7 @@ import { JobStream } from '../subjects/jobs.js';
 import { provisionInfrastructure } from './support/service.js';
 
 const infra = await provisionInfrastructure(t);
-const nc = await connect({ servers: infra.natsUrl });
+const nc = await infra.connectAs('workers');
 t.teardown(() => nc.close());
 await ensureStream(nc, { ...JobStream, retention: 'workqueue', maxAgeMs: 3_600_000, duplicateWindowMs: 120_000 });
 const js = jetstream(nc);

@@ -21,7 +21,7 @@ async function firstLinesUntilListening(t: Test, options: { terminal: boolean; e
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
     DATABASE_URL: infra.databaseUrl,
-    NATS_URL: infra.natsUrl,
+    ...infra.natsEnv('service'),
     DATA_DIR: infra.dataDir,
     JWT_SECRET: TestSecret,
     CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,

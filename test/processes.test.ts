@@ -82,9 +82,10 @@ t.test('exits with one clear line on an invalid configuration', async (t) => {
 t.test('runs the edge and the workers as separate processes', async (t) => {
   const infra = await provisionInfrastructure(t);
   const port = await freePort();
-  const common = { NATS_URL: infra.natsUrl, JWT_SECRET: TestSecret, LOG_LEVEL: 'warn' };
-  const workers = runBuilt(t, 'service/main.js', { ...common, ROLE: 'workers', DATABASE_URL: infra.databaseUrl });
-  const edge = runBuilt(t, 'service/main.js', { ...common, PORT: String(port) }, ['--role', 'edge']);
+  const common = { JWT_SECRET: TestSecret, LOG_LEVEL: 'warn' };
+  // Each as its own NATS user: the edge may not serve requests, the workers answer them.
+  const workers = runBuilt(t, 'service/main.js', { ...common, ...infra.natsEnv('workers'), ROLE: 'workers', DATABASE_URL: infra.databaseUrl });
+  const edge = runBuilt(t, 'service/main.js', { ...common, ...infra.natsEnv('edge'), PORT: String(port) }, ['--role', 'edge']);
 
   const base = `http://127.0.0.1:${port}`;
   let health = await waitForHttp(`${base}/health`, 30_000, edge);
@@ -119,7 +120,7 @@ t.test('serves HTTPS directly with TLS_CERT_FILE and TLS_KEY_FILE', async (t) =>
   const infra = await provisionInfrastructure(t);
   const port = await freePort();
   const service = runBuilt(t, 'service/main.js', {
-    NATS_URL: infra.natsUrl,
+    ...infra.natsEnv('service'),
     DATABASE_URL: infra.databaseUrl,
     JWT_SECRET: TestSecret,
     PORT: String(port),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connect, type Msg } from '@nats-io/transport-node';
+import type { Msg } from '@nats-io/transport-node';
 import t from 'tap';
 import { signToken } from '../src/auth/tokens.js';
 import { loadConfig } from '../src/config.js';
@@ -17,7 +17,7 @@ import { provisionInfrastructure, startTestService, TestCheckoutSecret, TestProj
  * rolling restart of every process under load answers no 5xx. Run `npm run build` first.
  */
 const infra = await provisionInfrastructure(t);
-const nc = await connect({ servers: infra.natsUrl });
+const nc = await infra.connectAs('admin');
 t.teardown(() => nc.close());
 
 async function eventually<T>(read: () => Promise<T>, holds: (value: T) => boolean, tries = 400): Promise<T> {
@@ -64,7 +64,7 @@ t.test('SIGTERM drains an edge: not ready at once, then no new connections, the 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const service = runBuilt(t, 'service/main.js', {
-    NODE_ENV: 'test', ROLE: 'edge', NATS_URL: infra.natsUrl, JWT_SECRET: TestSecret, PORT: String(port), DATA_DIR: infra.dataDir,
+    NODE_ENV: 'test', ROLE: 'edge', ...infra.natsEnv('edge'), JWT_SECRET: TestSecret, PORT: String(port), DATA_DIR: infra.dataDir,
     LOG_LEVEL: 'info', LOG_FORMAT: 'json', SHUTDOWN_DELAY_MS: '5000', SHUTDOWN_GRACE_MS: '60000', REQUEST_TIMEOUT_MS: '60000',
   });
   await waitForHttp(`${base}/health/live`, 60_000, service);
@@ -95,7 +95,7 @@ t.test('SIGTERM drains a worker: it takes no new request, answers the one it hol
   const db = (await import('postgres')).default(infra.databaseUrl, { max: 2, onnotice: () => {} });
   t.teardown(() => db.end());
   const service = runBuilt(t, 'service/main.js', {
-    NODE_ENV: 'test', ROLE: 'workers', NATS_URL: infra.natsUrl, DATABASE_URL: infra.databaseUrl, CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,
+    NODE_ENV: 'test', ROLE: 'workers', ...infra.natsEnv('workers'), DATABASE_URL: infra.databaseUrl, CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,
     DATA_DIR: infra.dataDir, LOG_LEVEL: 'info', LOG_FORMAT: 'json', CLOSING_SCHEDULER_ENABLED: 'false',
   });
   const up = await eventually(
@@ -133,12 +133,12 @@ t.test('a rolling restart of every edge and worker under load answers no 5xx', a
   const svc = await startTestService(t, { env: { ROLE: 'workers' } });
   const log = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const common = {
-    NODE_ENV: 'test', NATS_URL: svc.natsUrl, DATA_DIR: svc.config.dataDir, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '100000', CLOSING_SCHEDULER_ENABLED: 'false',
+    NODE_ENV: 'test', DATA_DIR: svc.config.dataDir, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '100000', CLOSING_SCHEDULER_ENABLED: 'false',
   };
   const start = (role: 'edge' | 'workers') =>
     startService(
       loadConfig({
-        ...common, ROLE: role, JWT_SECRET: TestSecret, HOST: '127.0.0.1', PORT: '0',
+        ...common, ...svc.infra.natsEnv(role), ROLE: role, JWT_SECRET: TestSecret, HOST: '127.0.0.1', PORT: '0',
         ...(role === 'workers' ? { DATABASE_URL: svc.databaseUrl, DATABASE_POOL_MAX: '4', CHECKOUT_SIGNING_SECRET: TestCheckoutSecret } : {}),
       }),
       log,

@@ -18,7 +18,7 @@ const svc = await startTestService(t, { env: { ROLE: 'edge', REQUEST_TIMEOUT_MS:
 const startWorkers = async (): Promise<ServiceProcess> => {
   const workers = runBuilt(t, 'service/main.js', {
     ROLE: 'workers',
-    NATS_URL: svc.natsUrl,
+    ...svc.infra.natsEnv('workers'),
     DATABASE_URL: svc.databaseUrl,
     DATABASE_POOL_MAX: '4',
     JWT_SECRET: TestSecret,

@@ -4,9 +4,11 @@ import { AppError } from '../../src/errors.js';
 import { FiscalSecrets, fiscalizationView, missingFiscalFields, type FiscalizationSettings } from '../../subjects/fiscal.js';
 import { settings } from '../../subjects/settings.js';
 import { readFiscalization, readSettings, writeSettings } from './sql.js';
+import { sealFiscalSecrets } from './secrets.js';
+import type { KeyRing } from '../../src/secrets/key-ring.js';
 
-export function createSettingsActor(deps: { sql: Sql }): Route[] {
-  const { sql } = deps;
+export function createSettingsActor(deps: { sql: Sql; secrets: KeyRing }): Route[] {
+  const { sql, secrets } = deps;
   // The TSE secrets are write-only: answers carry whether they are set, never them.
   const withFiscalization = (stored: FiscalizationSettings | undefined) => (stored ? { fiscalization: fiscalizationView(stored) } : {});
   return [
@@ -17,7 +19,7 @@ export function createSettingsActor(deps: { sql: Sql }): Route[] {
     route(settings.put, async ({ project, settings: next }) => {
       if (next.fiscalization) await refuseIncompleteChoice(next.fiscalization, () => readFiscalization(sql, project));
       const { fiscalization: _written, ...rest } = next;
-      const fiscalization = await writeSettings(sql, project, next);
+      const fiscalization = await writeSettings(sql, project, next.fiscalization ? { ...next, fiscalization: sealFiscalSecrets(project, next.fiscalization, secrets) } : next);
       return { project, ...rest, ...withFiscalization(fiscalization) };
     }),
   ];

@@ -66,3 +66,20 @@ export async function writeSettings(sql: Sql, project: string, settings: Setting
     returning fiscalization`;
   return row?.fiscalization ?? undefined;
 }
+
+/** The TSE secrets as stored (sealed, or plain from before sealing), per project and field. */
+export async function storedFiscalSecrets(sql: Sql): Promise<Array<{ project: string; field: 'apiKey' | 'apiSecret' | 'adminPin'; value: string }>> {
+  return sql<Array<{ project: string; field: 'apiKey' | 'apiSecret' | 'adminPin'; value: string }>>`
+    select s.project, f.key as field, f.value
+    from project_settings s, jsonb_each_text(s.fiscalization) f
+    where s.fiscalization ?| array['apiKey', 'apiSecret', 'adminPin'] and f.key in ('apiKey', 'apiSecret', 'adminPin')`;
+}
+
+/** Replaces one stored TSE secret, if it is still the value read (a settings write in between wins). */
+export async function replaceFiscalSecret(sql: Sql, project: string, field: string, was: string, value: string): Promise<boolean> {
+  const rows = await sql`
+    update project_settings set fiscalization = fiscalization || jsonb_build_object(${field}::text, ${value}::text)
+    where project = ${project} and fiscalization ->> ${field} = ${was}
+    returning project`;
+  return rows.length > 0;
+}

@@ -35,7 +35,9 @@ interface Window {
   start: number;
 }
 
-const Bucket = 'edge-auth-failures';
+/** The key-value bucket the edges share their counts in (its name is in the edge's NATS permissions). */
+export const FailureCountsBucket = 'edge-auth-failures';
+const Bucket = FailureCountsBucket;
 const MaxCasAttempts = 10;
 
 export async function createFailureCounts(options: {

@@ -32,6 +32,7 @@ import { fiscalRoutes } from './routes/fiscal.js';
 import { posRoutes } from './routes/pos.js';
 import { posCredentialRoutes } from './routes/pos-credentials.js';
 import { fulfillmentRoutes } from './routes/fulfillments.js';
+import { integrationRoutes } from './routes/integrations.js';
 import { pricingRoutes } from './routes/pricing.js';
 import { promotionRoutes } from './routes/promotions.js';
 import { receiptRoutes } from './routes/receipts.js';
@@ -146,6 +147,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   checkoutProcessRoutes(zodApp, deps.client);
   posRoutes(zodApp, deps.client);
   posCredentialRoutes(zodApp, deps.client);
+  integrationRoutes(zodApp, deps.client);
   fulfillmentRoutes(zodApp, deps.client);
   orderRoutes(zodApp, deps.client);
   closingRoutes(zodApp, deps.client);

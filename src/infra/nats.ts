@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { access, constants, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, errors, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../logger.js';
 import { findExecutable, freePort, stopLeftoverServer } from './processes.js';
 import type { ChildExit, RunningChild } from './supervise.js';
@@ -12,8 +12,19 @@ import type { ChildExit, RunningChild } from './supervise.js';
  * gives up: when its server goes away it moves to another node (or waits for the one to return),
  * and its subscriptions move with it.
  */
-export async function connectNats(options: { url: string; name: string; log: Logger }): Promise<NatsConnection> {
+export interface NatsConnectOptions {
+  url: string;
+  name: string;
+  log: Logger;
+  /** The .creds file of the user to connect as (NATS_CREDS); unset: no credentials. */
+  creds?: string;
+  /** TLS (NATS_TLS_*): the CA to trust, and a client certificate when the servers ask for one. */
+  tls?: { caFile?: string; certFile?: string; keyFile?: string };
+}
+
+export async function connectNats(options: NatsConnectOptions): Promise<NatsConnection> {
   const servers = options.url.split(',').map((s) => s.trim()).filter(Boolean);
+  const authenticator = options.creds ? credsAuthenticator(await readCreds(options.creds)) : undefined;
   // The client says nothing while it waits for a first server: say it here.
   const waiting = setInterval(() => options.log.warn({ servers }, 'waiting for NATS to answer'), 5000);
   try {
@@ -29,6 +40,8 @@ export async function connectNats(options: { url: string; name: string; log: Log
       // three unanswered ones 10 s apart instead of the default two minutes.
       pingInterval: 10_000,
       maxPingOut: 3,
+      ...(authenticator ? { authenticator } : {}),
+      ...(options.tls ? { tls: options.tls } : {}),
     });
     void logStatus(nc, options.log);
     return nc;
@@ -39,13 +52,40 @@ export async function connectNats(options: { url: string; name: string; log: Log
 
 async function logStatus(nc: NatsConnection, log: Logger): Promise<void> {
   for await (const status of nc.status()) {
-    if (status.type === 'disconnect' || status.type === 'error') log.warn({ status }, 'NATS connection trouble');
+    if (status.type === 'error' && status.error instanceof errors.PermissionViolationError) {
+      // A subject this process's user may not use: a gap in its permissions or a bug, never load.
+      const { operation, subject, queue } = status.error;
+      log.error({ operation, subject, queue }, 'NATS refused a subject this process used: its user lacks the permission');
+    } else if (status.type === 'error' && (status.error instanceof errors.AuthorizationError || status.error instanceof errors.UserAuthenticationExpiredError)) {
+      log.error({ err: status.error }, 'NATS refused this process\'s credentials');
+    } else if (status.type === 'disconnect' || status.type === 'error') log.warn({ status }, 'NATS connection trouble');
     else if (status.type === 'reconnect') log.info({ server: status.server }, 'NATS reconnected');
   }
 }
 
-export class MissingNatsServerError extends Error {
-  override name = 'MissingNatsServerError';
+/** A .creds file's bytes, or one clear error naming it. */
+async function readCreds(file: string): Promise<Uint8Array> {
+  try {
+    return await readFile(file);
+  } catch (err) {
+    throw new NatsSetupError(`NATS_CREDS: cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** NATS cannot be set up as configured (no nats-server to spawn, unreadable credentials): the start ends with its message. */
+export class NatsSetupError extends Error {
+  override name = 'NatsSetupError';
+}
+
+/** The nats-server to spawn: NATS_SERVER_BIN, else the one on PATH; one clear error when there is none. */
+export async function natsServerBinary(configured?: string): Promise<string> {
+  const bin = configured ?? (await findExecutable('nats-server'));
+  if (!bin || !(await access(bin, constants.X_OK).then(() => true, () => false))) {
+    throw new NatsSetupError(
+      `${configured ? `nats-server could not be started (${configured} is not an executable)` : 'nats-server not found'}: install it (Debian: apt install nats-server; others: https://github.com/nats-io/nats-server/releases) or set NATS_URL to a running NATS with JetStream`,
+    );
+  }
+  return bin;
 }
 
 export interface SpawnedNatsServer extends RunningChild {
@@ -71,12 +111,7 @@ export async function startNatsServer(options: {
   /** A configuration file with what flags cannot say (a cluster node's name and routes); the flags win. Default: none. */
   configFile?: string;
 }): Promise<SpawnedNatsServer> {
-  const bin = options.bin ?? (await findExecutable('nats-server'));
-  if (!bin) {
-    throw new MissingNatsServerError(
-      'nats-server not found: install it (Debian: apt install nats-server; others: https://github.com/nats-io/nats-server/releases) or set NATS_URL to a running NATS with JetStream',
-    );
-  }
+  const bin = await natsServerBinary(options.bin);
   const storeDir = path.resolve(options.storeDir);
   await mkdir(storeDir, { recursive: true });
   const pidFile = path.join(storeDir, 'nats-server.pid');
@@ -95,7 +130,7 @@ export async function startNatsServer(options: {
   const exited = new Promise<ChildExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 
   await new Promise<void>((resolve, reject) => {
-    child.once('error', (err) => reject(new MissingNatsServerError(`nats-server could not be started (${bin}): ${err.message}`)));
+    child.once('error', (err) => reject(new NatsSetupError(`nats-server could not be started (${bin}): ${err.message}`)));
     child.stderr.on('data', (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-4000);
       if (output.includes('Server is ready')) resolve();

@@ -11,6 +11,7 @@ import * as fiscal from '../../subjects/fiscal.js';
 import * as fulfillments from '../../subjects/fulfillments.js';
 import * as idempotency from '../../subjects/idempotency.js';
 import * as imports from '../../subjects/imports.js';
+import * as integrations from '../../subjects/integrations.js';
 import { JobKinds, JobStream, type JobKind } from '../../subjects/jobs.js';
 import * as orders from '../../subjects/orders.js';
 import * as pos from '../../subjects/pos.js';
@@ -45,6 +46,7 @@ export const SubjectModules: Record<string, Record<string, unknown>> = {
   fulfillments,
   idempotency,
   imports,
+  integrations,
   orders,
   pos,
   'portal-accounts': portalAccounts,
@@ -71,6 +73,7 @@ const JobShapes: Record<JobKind, { payload: z.ZodType; id: string; step?: string
   closing: { payload: closings.ClosingWork, id: 'shopID', step: 'type' },
   receipt: { payload: receipts.ReceiptJob, id: 'orderID' },
   fiscal: { payload: fiscal.FiscalJob, id: 'processID', step: 'step' },
+  revocation: { payload: integrations.RevocationJob, id: 'integrationID' },
 };
 
 function isEndpoint(value: unknown): value is Endpoint {
@@ -226,7 +229,7 @@ export function buildAsyncApi(options: { version: string }): JsonSchema {
         'The NATS subjects of the checkout platform, generated from `subjects/`. The HTTP API is at `/openapi.json`.',
         'Requests go to `svc.<domain>.<verb>` with a reply subject; one worker of the domain\'s queue group answers with the reply, or with an error reply: the error object as the body and the headers `' +
           `${ErrorHeaders.code}\` and \`${ErrorHeaders.message}\`.`,
-        `Events are \`events.<project>.<domain>.<id>.<event>\` in the JetStream stream \`${EventStream.name}\`, each stored once (\`Nats-Msg-Id\`); follow them with a durable JetStream consumer (see docs/integrators.md, "Following events with a durable JetStream consumer").`,
+        `Events are \`events.<project>.<domain>.<id>.<event>\` in the JetStream stream \`${EventStream.name}\`, each stored once (\`Nats-Msg-Id\`); follow them through an integration (\`POST /{project}/integrations\`: a durable consumer with a NATS credential that reads only it, or a webhook; see docs/integrators.md).`,
         `Jobs (\`jobs.<kind>.<project>.<id>[.<step>]\`, stream \`${JobStream.name}\`) are internal.`,
       ].join('\n\n'),
     },

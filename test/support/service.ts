@@ -1,8 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout } from 'node:timers/promises';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import postgres from 'postgres';
 import type { Test } from 'tap';
 import type { Permission } from '../../src/auth/permissions.js';
@@ -10,6 +10,10 @@ import { signToken } from '../../src/auth/tokens.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { freePort } from '../../src/infra/processes.js';
 import { startNatsServer } from '../../src/infra/nats.js';
+import type { NatsAuthFolder } from '../../src/infra/nats-auth/authority-file.js';
+import type { Role } from '../../src/infra/nats-auth/permissions.js';
+import { prepareSpawnedTrust } from '../../src/infra/nats-auth/spawned.js';
+import { createKeyRing, parseKey } from '../../src/secrets/key-ring.js';
 import { pino } from 'pino';
 import { createLogger } from '../../src/logger.js';
 import { startService, type RunningService, type StartOptions } from '../../service/start.js';
@@ -31,9 +35,10 @@ export interface TestService extends HttpClient {
   config: Config;
   /** A connection to the file's own database, for asserting what was (not) stored. */
   sql: postgres.Sql;
-  /** A connection to the file's own nats-server, for subscribing like an integrator would. */
+  /** A connection to the file's own nats-server as its admin user, for subscribing like an operator's tool would. */
   nc: NatsConnection;
   natsUrl: string;
+  infra: TestInfrastructure;
   databaseUrl: string;
   token(permissions: readonly Permission[], options?: { project?: string; ttl?: string; sub?: string; appUserID?: string }): Promise<string>;
 }
@@ -47,23 +52,34 @@ export interface TestServiceOptions {
   start?: Omit<StartOptions, 'listen'>;
 }
 
+/** The key the test services seal secrets with (SECRETS_KEY). */
+export const TestSecretsKey = Buffer.alloc(32, 7).toString('base64');
+
 export interface TestInfrastructure {
   databaseUrl: string;
   natsUrl: string;
   dataDir: string;
+  /** The platform's NATS trust for the file's nats-server (as `npm start` makes it): every connection needs a user. */
+  natsAuth: NatsAuthFolder;
+  /** The environment a service process of a role connects with: NATS_URL, its NATS_CREDS, and for workers NATS_ISSUER and SECRETS_KEY. */
+  natsEnv(role: 'service' | 'edge' | 'workers' | 'admin'): Record<string, string>;
+  /** A connection as a user of a role (admin: everything, as a test that looks like an operator). */
+  connectAs(role: Role, options?: Partial<ConnectionOptions>): Promise<NatsConnection>;
 }
 
 /**
  * The file's own database (cloned from the migrated template), nats-server (JetStream store in a
- * temp dir) and data directory. Teardown fails the test if a database or NATS connection is still
- * open once everything that used them has stopped (register those stops after calling this).
+ * temp dir, the platform's NATS trust as `npm start` makes it: no connection without a user) and
+ * data directory. Teardown fails the test if a database or NATS connection is still open once
+ * everything that used them has stopped (register those stops after calling this).
  */
 export async function provisionInfrastructure(t: Test): Promise<TestInfrastructure> {
   const log = createLogger({ level: 'silent' });
   const dataDir = await mkdtemp(path.join(tmpdir(), 'cp-test-'));
   const database = await createTestDatabase();
   const monitorPort = await freePort();
-  const nats = await startNatsServer({ storeDir: path.join(dataDir, 'nats'), log, monitorPort });
+  const { folder: natsAuth, configFile } = await prepareSpawnedTrust(dataDir, createKeyRing(parseKey(TestSecretsKey)));
+  const nats = await startNatsServer({ storeDir: path.join(dataDir, 'nats'), log, monitorPort, configFile });
   t.teardown(async () => {
     const leaked = await openNatsConnections(monitorPort);
     await nats.stop();
@@ -71,7 +87,14 @@ export async function provisionInfrastructure(t: Test): Promise<TestInfrastructu
     await rm(dataDir, { recursive: true, force: true });
     if (leaked.length > 0) throw new Error(`NATS connection(s) still open after the service stopped: ${leaked.join(', ')}`);
   });
-  return { databaseUrl: database.url, natsUrl: nats.url, dataDir };
+  const natsEnv = (role: Role): Record<string, string> => ({
+    NATS_URL: nats.url,
+    NATS_CREDS: natsAuth.creds[role],
+    ...(role === 'edge' ? {} : { NATS_ISSUER: natsAuth.authorityFile, SECRETS_KEY: TestSecretsKey }),
+  });
+  const connectAs = async (role: Role, options: Partial<ConnectionOptions> = {}) =>
+    connect({ servers: nats.url, authenticator: credsAuthenticator(await readFile(natsAuth.creds[role])), ...options });
+  return { databaseUrl: database.url, natsUrl: nats.url, dataDir, natsAuth, natsEnv, connectAs };
 }
 
 /**
@@ -84,7 +107,7 @@ export async function startTestService(t: Test, options: TestServiceOptions = {}
     NODE_ENV: 'test',
     DATABASE_URL: infra.databaseUrl,
     DATABASE_POOL_MAX: '4',
-    NATS_URL: infra.natsUrl,
+    ...infra.natsEnv('service'),
     JWT_SECRET: TestSecret,
     CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,
     HOST: '127.0.0.1',
@@ -101,7 +124,7 @@ export async function startTestService(t: Test, options: TestServiceOptions = {}
     : createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const service = await startService(config, log, options.start);
   const sql = postgres(infra.databaseUrl, { max: 2, onnotice: () => {} });
-  const nc = await connect({ servers: infra.natsUrl });
+  const nc = await infra.connectAs('admin');
   // tap runs teardowns last-registered first: this runs before the infrastructure's leak check.
   t.teardown(async () => {
     await service.stop();
@@ -116,6 +139,7 @@ export async function startTestService(t: Test, options: TestServiceOptions = {}
     sql,
     nc,
     natsUrl: infra.natsUrl,
+    infra,
     databaseUrl: infra.databaseUrl,
     token: (permissions, tokenOptions = {}) =>
       signToken(
@@ -152,7 +176,7 @@ export async function startMoreWorkers(t: Test, svc: TestService, env: Record<st
     ROLE: 'workers',
     DATABASE_URL: svc.databaseUrl,
     DATABASE_POOL_MAX: '4',
-    NATS_URL: svc.natsUrl,
+    ...svc.infra.natsEnv('workers'),
     CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,
     DATA_DIR: svc.config.dataDir,
     LOG_LEVEL: 'silent',
@@ -172,7 +196,7 @@ export async function startMoreEdge(t: Test, svc: TestService, env: Record<strin
   const config = loadConfig({
     NODE_ENV: 'test',
     ROLE: 'edge',
-    NATS_URL: svc.natsUrl,
+    ...svc.infra.natsEnv('edge'),
     JWT_SECRET: TestSecret,
     HOST: '127.0.0.1',
     PORT: '0',

@@ -6,6 +6,8 @@ import type { FiscalProviderSource } from '../handler.js';
 import type { TseProvider } from '../provider.js';
 import { createFiskalyProvider } from './fiskaly.js';
 import { createLocalProvider, type LocalProvider } from './local.js';
+import { openFiscalSecrets } from '../../settings/secrets.js';
+import { UnreadableSecretError, type KeyRing } from '../../../src/secrets/key-ring.js';
 
 /**
  * The providers a worker process signs with, by name. `local` is one instance for every project
@@ -17,6 +19,8 @@ import { createLocalProvider, type LocalProvider } from './local.js';
 export interface ProviderOptions {
   sql: Sql;
   log: Logger;
+  /** Opens the TSE secrets the settings keep sealed (actors/settings/secrets.ts). */
+  secrets: KeyRing;
   /** How long one call to fiskaly may take. */
   timeoutMs: number;
   fiskaly?: (project: string, settings: FiscalizationSettings | undefined) => TseProvider;
@@ -48,20 +52,32 @@ function fingerprint(settings: FiscalizationSettings | undefined): string {
  * credentials gets a provider that refuses every call (`failed`: the sale is recorded as a TSE
  * outage at once and the log line says what is missing), never one that signs nothing silently.
  */
-function fiskalyFromSettings(options: Pick<ProviderOptions, 'log' | 'timeoutMs'>): (project: string, settings: FiscalizationSettings | undefined) => TseProvider {
+function fiskalyFromSettings(options: Pick<ProviderOptions, 'log' | 'timeoutMs' | 'secrets'>): (project: string, settings: FiscalizationSettings | undefined) => TseProvider {
   const made = new Map<string, { fingerprint: string; provider: TseProvider }>();
   return (project, settings) => {
+    // The fingerprint is of the settings as stored (sealed): the secrets are opened only for a new provider.
     const key = fingerprint(settings);
     const known = made.get(project);
     if (known?.fingerprint === key) return known.provider;
-    const { tssId, apiKey, apiSecret, adminPin, baseUrl } = settings ?? {};
-    const provider: TseProvider =
-      tssId && apiKey && apiSecret
-        ? createFiskalyProvider({ baseUrl: baseUrl ?? FiskalyDefaultBaseUrl, apiKey, apiSecret, adminPin, tssId, timeoutMs: options.timeoutMs, log: options.log.child({ project, tse: 'fiskaly' }) })
-        : misconfigured(`the fiscalization settings name provider fiskaly without ${missingFiscalFields({ ...settings, provider: 'fiskaly' }).map((m) => m.field).join(', ')}`);
+    const provider = makeFiskaly(project, settings, options);
     made.set(project, { fingerprint: key, provider });
     return provider;
   };
+}
+
+function makeFiskaly(project: string, stored: FiscalizationSettings | undefined, options: Pick<ProviderOptions, 'log' | 'timeoutMs' | 'secrets'>): TseProvider {
+  let settings: FiscalizationSettings | undefined;
+  try {
+    settings = stored && openFiscalSecrets(project, stored, options.secrets);
+  } catch (err) {
+    if (!(err instanceof UnreadableSecretError)) throw err;
+    options.log.error({ project, keyId: err.keyId }, 'the TSE secrets of a project cannot be opened with SECRETS_KEY: its sales are recorded as TSE outages');
+    return misconfigured(`the TSE secrets cannot be opened: ${err.message}`);
+  }
+  const { tssId, apiKey, apiSecret, adminPin, baseUrl } = settings ?? {};
+  return tssId && apiKey && apiSecret
+    ? createFiskalyProvider({ baseUrl: baseUrl ?? FiskalyDefaultBaseUrl, apiKey, apiSecret, adminPin, tssId, timeoutMs: options.timeoutMs, log: options.log.child({ project, tse: 'fiskaly' }) })
+    : misconfigured(`the fiscalization settings name provider fiskaly without ${missingFiscalFields({ ...settings, provider: 'fiskaly' }).map((m) => m.field).join(', ')}`);
 }
 
 function misconfigured(reason: string): TseProvider {

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, type Config } from '../config.js';
+import { createKeyRing, parseKey, type KeyRing } from './key-ring.js';
 
 /**
  * Secrets the service signs with. Each comes from its variable; outside production an unset one is
@@ -30,12 +31,29 @@ export async function resolveCheckoutSecret(config: Config): Promise<Secret & { 
   return fromDataDir(config.dataDir, 'checkout-signing-secret');
 }
 
-async function fromDataDir(dataDir: string, name: string): Promise<{ secret: string; generated: { file: string; created: boolean } }> {
+/**
+ * The key ring secrets are sealed with at rest (key-ring.ts): SECRETS_KEY, and SECRETS_KEY_PREVIOUS
+ * to open what the key before sealed. Outside production an unset SECRETS_KEY is generated once
+ * into the data directory (`secrets-key`); production never generates one.
+ */
+export async function resolveKeyRing(config: Config): Promise<{ ring: KeyRing; generated?: Secret['generated'] }> {
+  const previous = config.secrets.previousKey ? [parseKey(config.secrets.previousKey)] : [];
+  if (config.secrets.key) return { ring: createKeyRing(parseKey(config.secrets.key), previous) };
+  if (config.env === 'production') throw new ConfigError('set SECRETS_KEY (openssl rand -base64 32): production never generates the key secrets are sealed with');
+  const { secret, generated } = await fromDataDir(config.dataDir, 'secrets-key', () => randomBytes(32).toString('base64'));
+  return { ring: createKeyRing(parseKey(secret), previous), generated };
+}
+
+async function fromDataDir(
+  dataDir: string,
+  name: string,
+  make: () => string = () => randomBytes(48).toString('base64url'),
+): Promise<{ secret: string; generated: { file: string; created: boolean } }> {
   const file = path.resolve(dataDir, name);
   if (existsSync(file)) return { secret: await readSecret(file), generated: { file, created: false } };
   await mkdir(path.dirname(file), { recursive: true });
   try {
-    await writeFile(file, `${randomBytes(48).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
+    await writeFile(file, `${make()}\n`, { mode: 0o600, flag: 'wx' });
   } catch (err) {
     // Another process won the race to create it; the file is the truth either way.
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot write ${file}`, { cause: err });

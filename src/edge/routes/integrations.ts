@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { CreatedIntegration, Integration, IntegrationId, IntegrationInput, IntegrationList, IntegrationPatch, integrations } from '../../../subjects/integrations.js';
+import type { ServiceClient } from '../../messaging/client.js';
+import { EmptyBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
+
+const manage = { auth: { permissions: ['projectsWrite'] } } as const;
+const tags = ['integrations'];
+const IntegrationParams = ProjectParams.extend({ id: IntegrationId });
+
+/**
+ * Integrations: how outside systems follow the project's events (docs/integrators.md). Creating and
+ * rotating answer a credential or secret once; these routes take no Idempotency-Key, since a
+ * replayed answer would have to be kept, secret and all.
+ */
+export function integrationRoutes(app: ZodApp, client: ServiceClient): void {
+  app.post(
+    '/:project/integrations',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Make an integration: a NATS consumer with its credential, or a webhook with its signing secret',
+        description:
+          'kind `nats`: a durable pull consumer on EVENTS filtered to `events.<project>.<filter>` and a NATS user (`creds`, a .creds file) that may read only it. ' +
+          'kind `webhook`: an https URL that receives the event types asked for, signed with `secret`. The credential or secret is in this answer only.',
+        params: ProjectParams,
+        body: IntegrationInput,
+        response: { 201: CreatedIntegration, ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const created = await client.call(integrations.create, { project: request.params.project, integration: request.body });
+      return reply.code(201).header('location', created.links.self.href).send(created);
+    },
+  );
+
+  app.get(
+    '/:project/integrations',
+    { config: manage, schema: { tags, summary: 'The integrations of the project, without credentials or secrets', params: ProjectParams, response: { 200: IntegrationList, ...ErrorResponses } } },
+    async (request) => client.call(integrations.list, { project: request.params.project }),
+  );
+
+  app.get(
+    '/:project/integrations/:id',
+    { config: manage, schema: { tags, summary: 'An integration, without its credential or secret', params: IntegrationParams, response: { 200: Integration, ...ErrorResponses } } },
+    async (request) => client.call(integrations.get, request.params),
+  );
+
+  app.patch(
+    '/:project/integrations/:id',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Change a webhook\'s url, event types or state (disabled stops its deliveries), or an integration\'s name',
+        params: IntegrationParams,
+        body: IntegrationPatch,
+        response: { 200: Integration, ...ErrorResponses },
+      },
+    },
+    async (request) => client.call(integrations.update, { ...request.params, patch: request.body }),
+  );
+
+  app.post(
+    '/:project/integrations/:id/rotate',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'A new credential (nats: the one before is revoked on every node) or signing secret (webhook: the one before signs too for 24 h)',
+        params: IntegrationParams,
+        body: z.unknown().optional(),
+        response: { 200: CreatedIntegration, ...ErrorResponses },
+      },
+    },
+    async (request) => client.call(integrations.rotate, request.params),
+  );
+
+  app.delete(
+    '/:project/integrations/:id',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'End an integration: a NATS credential is revoked on every node and its consumer removed; a webhook is sent nothing more',
+        params: IntegrationParams,
+        response: { 200: EmptyBody, ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      await client.call(integrations.delete, request.params);
+      return reply.code(200).send('');
+    },
+  );
+}

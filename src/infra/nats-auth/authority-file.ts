@@ -1,0 +1,177 @@
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { z } from 'zod';
+import { sealedKeyId, type KeyRing } from '../../secrets/key-ring.js';
+import { createAuthority, encodeAccountJwt, issueUser, readJwtClaims, type Authority } from './authority.js';
+import { rolePermissions, Roles, type Role } from './permissions.js';
+
+/**
+ * The files of the platform's NATS trust, in one folder (`npm start`: DATA_DIR/nats-auth; an
+ * operator's cluster: `npm run nats-auth -- --dir <folder>`), each readable by its owner only:
+ *
+ * - `authority.json`: the operator, system account and platform account (public keys and JWTs) and
+ *   their seeds, sealed with SECRETS_KEY. The workers issue and revoke the integrations'
+ *   credentials with it (NATS_ISSUER).
+ * - `<role>.creds` for edge, workers, service (`npm start`'s one process) and admin: the users the
+ *   processes connect as (NATS_CREDS).
+ * - `nats-server.conf`: what a server needs to trust them (server-config.ts).
+ *
+ * Made once and kept: a later run reads the keys again and only brings the role credentials to the
+ * permissions of this version (same keys, a new JWT).
+ */
+export const AuthorityFileName = 'authority.json';
+
+const Sealed = z.string().startsWith('sealed:');
+const AuthorityFile = z.object({
+  version: z.literal(1),
+  operator: z.object({ publicKey: z.string(), jwt: z.string(), seed: Sealed, signingSeed: Sealed }),
+  system: z.object({ publicKey: z.string(), jwt: z.string(), seed: Sealed, signingSeed: Sealed, user: z.object({ jwt: z.string(), seed: Sealed }) }),
+  account: z.object({ publicKey: z.string(), jwt: z.string(), seed: Sealed, signingSeed: Sealed, signingKey: z.string() }),
+});
+type AuthorityFile = z.infer<typeof AuthorityFile>;
+
+/** The authority with the account JWT made at generation (what a new server preloads). */
+export interface StoredAuthority extends Authority {
+  account: Authority['account'] & { jwt: string };
+}
+
+const purpose = (field: string) => `nats.${field}`;
+
+function seal(authority: StoredAuthority, ring: KeyRing): AuthorityFile {
+  const s = (value: string, field: string) => ring.seal(value, purpose(field));
+  return {
+    version: 1,
+    operator: { ...authority.operator, seed: s(authority.operator.seed, 'operator'), signingSeed: s(authority.operator.signingSeed, 'operatorSigning') },
+    system: {
+      ...authority.system,
+      seed: s(authority.system.seed, 'system'),
+      signingSeed: s(authority.system.signingSeed, 'systemSigning'),
+      user: { jwt: authority.system.user.jwt, seed: s(authority.system.user.seed, 'systemUser') },
+    },
+    account: { ...authority.account, seed: s(authority.account.seed, 'account'), signingSeed: s(authority.account.signingSeed, 'accountSigning') },
+  };
+}
+
+function open(file: AuthorityFile, ring: KeyRing): StoredAuthority {
+  const o = (value: string, field: string) => ring.open(value, purpose(field));
+  return {
+    operator: { ...file.operator, seed: o(file.operator.seed, 'operator'), signingSeed: o(file.operator.signingSeed, 'operatorSigning') },
+    system: { ...file.system, seed: o(file.system.seed, 'system'), signingSeed: o(file.system.signingSeed, 'systemSigning'), user: { jwt: file.system.user.jwt, seed: o(file.system.user.seed, 'systemUser') } },
+    account: { ...file.account, seed: o(file.account.seed, 'account'), signingSeed: o(file.account.signingSeed, 'accountSigning') },
+  };
+}
+
+/** Reads authority.json and opens its seeds (throws UnreadableSecretError, naming the key, when the ring cannot). */
+export async function readAuthority(file: string, ring: KeyRing): Promise<StoredAuthority> {
+  const stored = await readAuthorityFile(file);
+  if (!stored) throw new Error(`${file} does not exist (npm run nats-auth makes it)`);
+  return open(stored, ring);
+}
+
+async function readAuthorityFile(file: string): Promise<AuthorityFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const parsed = AuthorityFile.safeParse(tryJson(text));
+  if (!parsed.success) throw new Error(`${file} is not the platform's NATS authority file (npm run nats-auth makes it)`);
+  return parsed.data;
+}
+
+function tryJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Seals the authority file's seeds anew under the ring's current key (npm run reseal). */
+export async function resealAuthorityFile(file: string, ring: KeyRing): Promise<void> {
+  await writePrivate(file, `${JSON.stringify(seal(await readAuthority(file, ring), ring), null, 2)}\n`);
+}
+
+/** The ids of the keys the authority file's seeds are sealed under. */
+export async function authorityKeyIds(file: string): Promise<string[]> {
+  const stored = await readAuthorityFile(file);
+  if (!stored) return [];
+  const sealed = [stored.operator.seed, stored.operator.signingSeed, stored.system.seed, stored.system.signingSeed, stored.system.user.seed, stored.account.seed, stored.account.signingSeed];
+  return [...new Set(sealed.map(sealedKeyId))];
+}
+
+export interface NatsAuthFolder {
+  dir: string;
+  authority: StoredAuthority;
+  /** authority.json */
+  authorityFile: string;
+  /** The .creds file of each role. */
+  creds: Record<Role, string>;
+  /** Whether this run made the keys (the first run). */
+  created: boolean;
+}
+
+/** Makes the folder's files the first time, and brings the role credentials to this version's permissions after. */
+export async function ensureNatsAuth(dir: string, ring: KeyRing): Promise<NatsAuthFolder> {
+  const folder = path.resolve(dir);
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  const authorityFile = path.join(folder, AuthorityFileName);
+  let authority: StoredAuthority;
+  let created = false;
+  const stored = await readAuthorityFile(authorityFile);
+  if (stored) authority = open(stored, ring);
+  else {
+    const made = await createAuthority();
+    authority = { ...made, account: { ...made.account, jwt: encodeAccountJwt(made, {}, Math.floor(Date.now() / 1000)) } };
+    try {
+      await writePrivate(authorityFile, `${JSON.stringify(seal(authority, ring), null, 2)}\n`, 'wx');
+      created = true;
+    } catch (err) {
+      // Another process made it first: its keys are the ones.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      authority = await readAuthority(authorityFile, ring);
+    }
+  }
+  const creds = {} as Record<Role, string>;
+  for (const role of Roles) {
+    creds[role] = path.join(folder, `${role}.creds`);
+    await ensureRoleCreds(creds[role], authority, role);
+  }
+  return { dir: folder, authority, authorityFile, creds, created };
+}
+
+/** A role's .creds: kept when its permissions are this version's; else issued again with the same key. */
+async function ensureRoleCreds(file: string, authority: StoredAuthority, role: Role): Promise<void> {
+  const wanted = rolePermissions(role);
+  const existing = await readFile(file, 'utf8').catch(() => undefined);
+  const parts = existing ? parseCreds(existing) : undefined;
+  if (parts) {
+    const { nats } = readJwtClaims<{ pub?: unknown; sub?: unknown; resp?: unknown; issuer_account?: string }>(parts.jwt);
+    const same = nats.issuer_account === authority.account.publicKey && isDeepStrictEqual({ pub: nats.pub, sub: nats.sub, resp: nats.resp }, { pub: wanted.pub, sub: wanted.sub, resp: wanted.resp });
+    if (same) return;
+  }
+  const user = await issueUser(authority, `checkout-platform-${role}`, wanted, parts?.seed);
+  await writePrivate(file, user.creds);
+}
+
+/** The user JWT and nkey seed of a .creds file. */
+export function parseCreds(creds: string): { jwt: string; seed: string } | undefined {
+  const jwt = /-----BEGIN NATS USER JWT-----\s*([^\s-]+)\s*-+END NATS USER JWT-+/.exec(creds)?.[1];
+  const seed = /-----BEGIN USER NKEY SEED-----\s*([^\s-]+)\s*-+END USER NKEY SEED-+/.exec(creds)?.[1];
+  return jwt && seed ? { jwt, seed } : undefined;
+}
+
+/** Writes a file only its owner may read, whole (a temp file renamed over it). */
+export async function writePrivate(file: string, contents: string, flag: 'w' | 'wx' = 'w'): Promise<void> {
+  if (flag === 'wx') {
+    await writeFile(file, contents, { mode: 0o600, flag });
+    return;
+  }
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, contents, { mode: 0o600 });
+  await chmod(temp, 0o600);
+  await rename(temp, file);
+}

@@ -1,0 +1,160 @@
+import { z } from 'zod';
+import { Done, ProjectId, SelfLinks } from './common.js';
+import { jobFilter, jobSubject } from './jobs.js';
+import { endpoint } from './contract.js';
+import { EventStream, EventTypes } from './events.js';
+
+/**
+ * Integrations (docs/integrators.md): how an outside system follows a project's events, set up by
+ * the project's owner (`projectsWrite`). Two kinds of one resource:
+ *
+ * - `nats`: a durable pull consumer on EVENTS, filtered to `events.<project>.<filter>`, and a NATS
+ *   user credential (a standard .creds file) that may pull from and acknowledge that one consumer
+ *   and receive on its own inbox prefix, nothing else. The credential is answered once (create,
+ *   rotate); the platform keeps only its public key. Deleting the integration revokes it on every
+ *   NATS node and removes the consumer.
+ * - `webhook`: an https URL that receives each event of the types it asks for, POSTed in Standard
+ *   Webhooks' form and signed with the integration's secret (`whsec_...`, answered once).
+ */
+export const IntegrationKinds = ['nats', 'webhook'] as const;
+
+export const IntegrationId = z
+  .string()
+  .regex(/^[a-z2-7]{20}$/, 'an integration id as the platform made it')
+  .describe('The integration id, made by the platform');
+
+const Name = z.string().min(1).max(100).describe('What the integration is for (at most 100 characters)');
+
+/**
+ * Why a subject filter could reach outside its place, or undefined when it cannot: tokens are
+ * separated by dots and none is empty (no `..`, no dot at either end), `*` and `>` stand only as
+ * whole tokens, `>` only last, and no token holds whitespace.
+ */
+export function subjectFilterProblem(filter: string): string | undefined {
+  const tokens = filter.split('.');
+  if (tokens.some((t) => t === '')) return 'a filter has no empty token (no "..", no dot at either end)';
+  if (tokens.some((t) => /\s/u.test(t))) return 'a filter token holds no whitespace';
+  if (tokens.some((t) => t !== '*' && t !== '>' && /[*>]/.test(t))) return 'a wildcard stands only as a whole token ("*" or ">")';
+  if (tokens.slice(0, -1).includes('>')) return '">" stands only as the last token';
+  return undefined;
+}
+
+export const NatsFilter = z
+  .string()
+  .min(1)
+  .max(200)
+  .superRefine((filter, ctx) => {
+    // An empty filter is min(1)'s to say.
+    const problem = filter === '' ? undefined : subjectFilterProblem(filter);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .describe('The events to read, as a subject filter below `events.<project>.` (such as `pos.>` or `order.*.final`); `>`, all of the project\'s, by default');
+
+/** An event type `<domain>.<event>` (`order.final`), or every event of a domain (`pos.*`). */
+export const EventType = z
+  .string()
+  .max(100)
+  .refine((type) => {
+    const [domain, event, ...rest] = type.split('.');
+    const events = EventTypes[domain as keyof typeof EventTypes] as readonly string[] | undefined;
+    return rest.length === 0 && events !== undefined && (event === '*' || events.includes(event ?? ''));
+  }, `an event type <domain>.<event> (such as order.final) or <domain>.* (such as pos.*); the types are ${Object.entries(EventTypes).map(([d, events]) => `${d}.{${events.join(',')}}`).join(', ')}`);
+
+/** An absolute http(s) URL; whether it may be called (https, a public address) the workers decide (WEBHOOK_ALLOW_PRIVATE_NETWORKS). */
+export const WebhookUrl = z
+  .string()
+  .max(2000)
+  .refine((url) => URL.canParse(url) && ['https:', 'http:'].includes(new URL(url).protocol), 'an absolute https URL')
+  .describe('Where events are POSTed: https, resolving to public addresses');
+
+const WebhookEvents = z.array(EventType).min(1).max(50).describe('The event types to receive; left out: all');
+
+export const IntegrationInput = z
+  .discriminatedUnion('kind', [
+    z.object({ kind: z.literal('nats'), name: Name, filter: NatsFilter.default('>') }),
+    z.object({ kind: z.literal('webhook'), name: Name, url: WebhookUrl, events: WebhookEvents.optional() }),
+  ])
+  .meta({ id: 'NewIntegration' });
+export type IntegrationInput = z.infer<typeof IntegrationInput>;
+
+export const IntegrationStates = ['active', 'disabled'] as const;
+
+export const IntegrationPatch = z
+  .object({
+    name: Name.optional(),
+    url: WebhookUrl.optional(),
+    events: WebhookEvents.nullable().optional().describe('The event types to receive; null: all'),
+    state: z.enum(IntegrationStates).optional().describe('`disabled` stops deliveries; `active` starts them again'),
+  })
+  .strict()
+  .meta({ id: 'IntegrationPatch' });
+export type IntegrationPatch = z.infer<typeof IntegrationPatch>;
+
+export const Integration = z
+  .object({
+    id: IntegrationId,
+    name: z.string(),
+    kind: z.enum(IntegrationKinds),
+    state: z.enum(IntegrationStates),
+    disabledReason: z.string().optional().describe('Why it is disabled (deliveries that failed for days, or the owner)'),
+    createdAt: z.iso.datetime(),
+    filter: z.string().optional().describe('nats: the filter below `events.<project>.`'),
+    nats: z
+      .object({
+        stream: z.literal(EventStream.name),
+        consumer: z.string().describe('The durable pull consumer the credential reads'),
+        inboxPrefix: z.string().describe('The inbox prefix the credential may receive on (the client\'s inboxPrefix option)'),
+        filterSubject: z.string().describe('The consumer\'s filter: `events.<project>.<filter>`'),
+      })
+      .optional(),
+    url: z.string().optional().describe('webhook: where events are POSTed'),
+    events: z.array(z.string()).nullable().optional().describe('webhook: the event types it receives; null: all'),
+    links: SelfLinks,
+  })
+  .meta({ id: 'Integration' });
+export type Integration = z.infer<typeof Integration>;
+
+export const CreatedIntegration = Integration.extend({
+  creds: z.string().optional().describe('nats: the credential (a .creds file: user JWT and nkey seed). Shown only in this answer.'),
+  secret: z.string().optional().describe('webhook: the signing secret (whsec_...). Shown only in this answer.'),
+}).meta({ id: 'CreatedIntegration' });
+export type CreatedIntegration = z.infer<typeof CreatedIntegration>;
+
+export const IntegrationList = z.object({ integrations: z.array(Integration) }).meta({ id: 'IntegrationList' });
+
+export function integrationPath(project: string, id: string): string {
+  return `/${project}/integrations/${id}`;
+}
+
+const IntegrationRef = z.object({ project: ProjectId, id: IntegrationId });
+
+export const integrations = {
+  create: endpoint('svc.integrations.create', z.object({ project: ProjectId, integration: IntegrationInput }), CreatedIntegration),
+  list: endpoint('svc.integrations.list', z.object({ project: ProjectId }), IntegrationList, { repeatable: true }),
+  get: endpoint('svc.integrations.get', IntegrationRef, Integration, { repeatable: true }),
+  update: endpoint('svc.integrations.update', IntegrationRef.extend({ patch: IntegrationPatch }), Integration),
+  rotate: endpoint('svc.integrations.rotate', IntegrationRef, CreatedIntegration),
+  delete: endpoint('svc.integrations.delete', IntegrationRef, Done),
+};
+
+/**
+ * Revocations reach the NATS servers as a job (the one job mechanism): a change that revokes an
+ * integration's credential records the platform account's new JWT and, in the same transaction,
+ * this job, whose worker pushes the newest recorded account JWT to the servers through the system
+ * account (again until a server took it).
+ */
+export const RevocationJob = z
+  .object({
+    project: ProjectId,
+    integrationID: IntegrationId.describe('The integration whose credential was revoked'),
+    account: z.string().describe('The platform account\'s public key'),
+    issuedAt: z.int().describe('When the account JWT that carries the revocation was issued (seconds)'),
+  })
+  .meta({ id: 'RevocationJob' });
+export type RevocationJob = z.infer<typeof RevocationJob>;
+
+export const RevocationJobFilter = jobFilter('revocation');
+
+export function revocationJob(payload: RevocationJob): { subject: string; payload: RevocationJob; msgId: string } {
+  return { subject: jobSubject('revocation', payload.project, payload.integrationID), payload, msgId: `revocation:${payload.account}:${payload.issuedAt}` };
+}
