@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import postgres from 'postgres';
 import { startStandIn } from '../bench/fulfillment-stand-in.js';
 import { signToken } from '../src/auth/tokens.js';
@@ -45,7 +44,7 @@ const faults: Fault[] = [
     name: 'NATS node leading JOBS killed (SIGKILL), started again 5 s later',
     at: 0.1,
     async run(cluster, mark) {
-      const nc = await connect({ servers: cluster.natsUrl.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+      const nc = await cluster.connectAs('admin', { maxReconnectAttempts: -1, reconnectTimeWait: 100 });
       try {
         const jsm = await jetstreamManager(nc);
         const leader = (await jsm.streams.info('JOBS')).cluster?.leader;
@@ -169,7 +168,7 @@ async function main(): Promise<void> {
     say,
   });
   running = cluster;
-  const nc = await connect({ servers: cluster.natsUrl.split(','), maxReconnectAttempts: -1 });
+  const nc = await cluster.connectAs('admin', { maxReconnectAttempts: -1 });
   const sql = postgres(cluster.postgres.url, { max: 2, onnotice: () => {} });
   const balancer = watchEdges(cluster.edges.map((e) => ({ name: e.name, url: e.url! })));
   try {

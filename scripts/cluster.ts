@@ -1,6 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { arch, platform, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,7 +13,10 @@ import { startNatsServer, type SpawnedNatsServer } from '../src/infra/nats.js';
 import { findExecutable, freePort } from '../src/infra/processes.js';
 import { projectRoot } from '../src/infra/project-root.js';
 import { createLogger } from '../src/logger.js';
-import { resolveCheckoutSecret, resolveJwtSecret } from '../src/secrets/generated.js';
+import { resolveCheckoutSecret, resolveJwtSecret, resolveKeyRing } from '../src/secrets/generated.js';
+import { ensureNatsAuth, type NatsAuthFolder, type StoredAuthority } from '../src/infra/nats-auth/authority-file.js';
+import type { Role } from '../src/infra/nats-auth/permissions.js';
+import { natsServerConfig } from '../src/infra/nats-auth/server-config.js';
 
 /**
  * `npm run cluster`: the platform as it runs at scale, on one machine. A three-node nats-server
@@ -83,6 +88,12 @@ export interface Cluster {
   dir: string;
   /** Every node, comma-separated: what the service processes get as NATS_URL. */
   natsUrl: string;
+  /** The platform's NATS trust the nodes hold (its role credentials; admin.creds for an operator's tools). */
+  natsAuth: NatsAuthFolder;
+  /** What a process of a role connects with: NATS_URL, NATS_CREDS, and for workers NATS_ISSUER. */
+  natsEnv(role: Role): Record<string, string>;
+  /** A connection as a user of a role (admin: the operator's tools), to every node. */
+  connectAs(role: Role, options?: Partial<ConnectionOptions>): Promise<NatsConnection>;
   /** The data directory the service processes share (its generated secrets; `npm run token` with DATA_DIR). */
   dataDir: string;
   jwtSecret: string;
@@ -114,7 +125,12 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   try {
     const port = (base: number, i: number) => freePort(options.wellKnownPorts ? base + i : 0);
     const count = options.natsNodes ?? 3;
-    const nats = await startNodes(dir, count, port);
+    // Every process must share the secrets: generated once here (outside production) into the data dir they share.
+    const dataDir = path.join(dir, 'data');
+    const secretsConfig = loadConfig({ ...process.env, ROLE: 'all', DATA_DIR: dataDir, ...options.env });
+    // The nodes trust the platform's operator and authenticate their routes: no connection, and no node, without credentials.
+    const natsAuth = await ensureNatsAuth(path.join(dir, 'nats-auth'), (await resolveKeyRing(secretsConfig)).ring);
+    const nats = await startNodes(dir, count, port, { authority: natsAuth.authority, route: { user: 'route', password: randomBytes(24).toString('base64url') } });
     stops.push(() => Promise.all(nats.map((n) => n.kill('SIGTERM'))));
     const natsUrl = nats.map((n) => n.url).join(',');
     say(`NATS cluster ${ClusterName}: ${nats.map((n) => `${n.name} ${n.url}`).join(', ')}`);
@@ -122,13 +138,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const postgres = options.databaseUrl ? { url: options.databaseUrl } : await startPostgres(dir, stops);
     say(`Postgres: ${redact(postgres.url)}${postgres.embedded ? ` (embedded, ${postgres.embedded.clusterDir})` : ''}`);
 
-    // Every process must share the secrets: generated once here (outside production) into the data dir they share.
-    const dataDir = path.join(dir, 'data');
-    const secretsConfig = loadConfig({ ...process.env, ROLE: 'all', DATA_DIR: dataDir, ...options.env });
     const jwtSecret = (await resolveJwtSecret(secretsConfig)).secret ?? '';
     const checkoutSecret = (await resolveCheckoutSecret(secretsConfig)).secret;
-    const env: Record<string, string> = {
+    const natsEnv = (role: Role): Record<string, string> => ({
       NATS_URL: natsUrl,
+      NATS_CREDS: natsAuth.creds[role],
+      ...(role === 'edge' ? {} : { NATS_ISSUER: natsAuth.authorityFile }),
+    });
+    const env: Record<string, string> = {
       DATABASE_URL: postgres.url,
       JETSTREAM_REPLICAS: String(options.replicas ?? count),
       DATA_DIR: dataDir,
@@ -139,14 +156,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       ...options.env,
     };
 
-    const workers = Array.from({ length: options.workers ?? 3 }, (_, i) => serviceProcess(dir, `workers-${i + 1}`, 'workers', env));
+    const workers = Array.from({ length: options.workers ?? 3 }, (_, i) => serviceProcess(dir, `workers-${i + 1}`, 'workers', { ...natsEnv('workers'), ...env }));
     stops.push(() => Promise.all(workers.map((w) => w.kill('SIGTERM'))));
     // One at a time: the first applies the migrations, and two cores start three processes faster in turn.
     for (const w of workers) await w.start();
     say(`workers: ${workers.map((w) => `${w.name} (pid ${w.pid()})`).join(', ')}`);
 
     const edges: ServiceProcess[] = [];
-    for (let i = 0; i < (options.edges ?? 2); i++) edges.push(serviceProcess(dir, `edge-${i + 1}`, 'edge', { ...env, PORT: String(await port(8081, i)) }));
+    for (let i = 0; i < (options.edges ?? 2); i++) edges.push(serviceProcess(dir, `edge-${i + 1}`, 'edge', { ...natsEnv('edge'), ...env, PORT: String(await port(8081, i)) }));
     stops.push(() => Promise.all(edges.map((e) => e.kill('SIGTERM'))));
     await Promise.all(edges.map((e) => e.start()));
     say(`edges: ${edges.map((e) => `${e.name} ${e.url}`).join(', ')}`);
@@ -154,6 +171,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     return {
       dir,
       natsUrl,
+      natsAuth,
+      natsEnv,
+      connectAs: async (role, connectOptions = {}) =>
+        connect({ servers: natsUrl.split(','), authenticator: credsAuthenticator(await readFile(natsAuth.creds[role])), ...connectOptions }),
       dataDir,
       jwtSecret,
       nats,
@@ -180,12 +201,18 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
  * on other ports, up to three times (each node's routes name every other node's port). A node that
  * failed otherwise stops the others too (before, they were left running).
  */
-async function startNodes(dir: string, count: number, port: (base: number, i: number) => Promise<number>): Promise<NatsNode[]> {
+interface NodeTrust {
+  authority: StoredAuthority;
+  /** What the routes between the nodes authenticate with. */
+  route: { user: string; password: string };
+}
+
+async function startNodes(dir: string, count: number, port: (base: number, i: number) => Promise<number>, trust: NodeTrust): Promise<NatsNode[]> {
   for (let attempt = 1; ; attempt++) {
     const nodePorts = [];
     for (let i = 0; i < count; i++) nodePorts.push({ port: await port(4231, i), clusterPort: await port(6231, i), monitorPort: await port(8231, i) });
-    const routes = nodePorts.map((p) => `nats-route://127.0.0.1:${p.clusterPort}`);
-    const started = await Promise.allSettled(nodePorts.map((p, i) => startNode(dir, `nats-${i + 1}`, p, routes)));
+    const routes = nodePorts.map((p) => `nats-route://${trust.route.user}:${trust.route.password}@127.0.0.1:${p.clusterPort}`);
+    const started = await Promise.allSettled(nodePorts.map((p, i) => startNode(dir, `nats-${i + 1}`, p, routes, trust)));
     const nodes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (!failed) return nodes;
@@ -196,13 +223,18 @@ async function startNodes(dir: string, count: number, port: (base: number, i: nu
   }
 }
 
-/** A cluster node: name and routes in a configuration file, the rest as flags (startNatsServer). */
-async function startNode(dir: string, name: string, ports: { port: number; clusterPort: number; monitorPort: number }, routes: string[]): Promise<NatsNode> {
+/**
+ * A cluster node: its name, the platform's trust (with a resolver folder of its own) and the
+ * authenticated routes in a configuration file, the rest as flags (startNatsServer).
+ */
+async function startNode(dir: string, name: string, ports: { port: number; clusterPort: number; monitorPort: number }, routes: string[], trust: NodeTrust): Promise<NatsNode> {
   const storeDir = path.join(dir, name);
   const configFile = path.join(dir, `${name}.conf`);
+  const resolverDir = path.join(storeDir, 'accounts');
+  await mkdir(resolverDir, { recursive: true });
   // A lone node is no cluster: with a cluster block and no peer, JetStream would wait for a quorum forever.
-  const cluster = routes.length > 1 ? ['cluster {', `  name: ${ClusterName}`, `  listen: 127.0.0.1:${ports.clusterPort}`, `  routes: [${routes.join(', ')}]`, '}'] : [];
-  await writeFile(configFile, [`server_name: ${name}`, ...cluster, ''].join('\n'));
+  const cluster = routes.length > 1 ? { name: ClusterName, listen: `127.0.0.1:${ports.clusterPort}`, routes, ...trust.route } : undefined;
+  await writeFile(configFile, natsServerConfig(trust.authority, { server: { name }, resolverDir, ...(cluster ? { cluster } : {}) }), { mode: 0o600 });
   const bin = process.env.NATS_SERVER_BIN ?? (await findExecutable('nats-server'));
   const log = createLogger({ level: 'silent' });
   let server: SpawnedNatsServer | undefined;
@@ -373,6 +405,7 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${cluster.describe().join('\n')}\n\n`);
   process.stdout.write(`A token: DATA_DIR=${cluster.dataDir} npm run --silent token -- --project <project> --permissions all\n`);
   process.stdout.write(`NATS_URL=${cluster.natsUrl}: every stream, bucket and consumer has ${replicas ?? cluster.nats.length} replicas\n`);
+  process.stdout.write(`Every connection needs credentials, and the nodes' routes authenticate; your own tools: --creds ${cluster.natsAuth.creds.admin}\n`);
   process.stdout.write('Ctrl-C stops all of it.\n');
   let stopping = false;
   const shutdown = (signal: string) => {

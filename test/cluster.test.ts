@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { connect, credsAuthenticator } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import postgres from 'postgres';
 import t from 'tap';
 import { startCluster } from '../scripts/cluster.js';
@@ -10,9 +12,12 @@ import { signToken } from '../src/auth/tokens.js';
 import type { Permission } from '../src/auth/permissions.js';
 import { loadConfig } from '../src/config.js';
 import { ensureStream } from '../src/infra/jetstream.js';
+import { startNatsServer } from '../src/infra/nats.js';
+import { freePort } from '../src/infra/processes.js';
 import { createLogger } from '../src/logger.js';
 import { JobStream } from '../subjects/jobs.js';
 import { createTestDatabase } from './support/database.js';
+import { cutOff } from './support/nats.js';
 import { startFulfillmentService } from './support/fulfillment-service.js';
 import { createHttpClient } from './support/http.js';
 import { TestCheckoutSecret, TestProject, TestSecret } from './support/service.js';
@@ -35,7 +40,7 @@ const cluster = await startCluster({ databaseUrl: database.url, edges: 0, worker
 t.teardown(() => cluster.stop());
 const fulfillmentService = await startFulfillmentService(t);
 
-const nc = await connect({ servers: cluster.natsUrl.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+const nc = await cluster.connectAs('admin', { maxReconnectAttempts: -1, reconnectTimeWait: 250 });
 t.teardown(() => nc.close());
 // JOBS as an earlier release with one replica left it, with a job nobody takes.
 await ensureStream(nc, { ...JobStream, retention: 'workqueue', maxAgeMs: 3_600_000, duplicateWindowMs: 120_000, replicas: 1 }, quiet);
@@ -47,7 +52,7 @@ const config = loadConfig({
   NODE_ENV: 'test',
   DATABASE_URL: database.url,
   DATABASE_POOL_MAX: '4',
-  NATS_URL: cluster.natsUrl,
+  ...cluster.natsEnv('service'),
   JETSTREAM_REPLICAS: '3',
   JWT_SECRET: TestSecret,
   CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,
@@ -136,6 +141,56 @@ t.test('streams, the auth-failure bucket and the job consumers have three replic
     [],
     'every job consumer has three replicas',
   );
+});
+
+t.test("the routes refuse a node without the route credentials: it never joins the cluster", async (t) => {
+  const [first] = cluster.nats;
+  const intruderRoute = await freePort();
+  const intruderMonitor = await freePort();
+  const intruder = await startNatsServer({
+    storeDir: path.join(cluster.dir, 'intruder'),
+    log: quiet,
+    monitorPort: intruderMonitor,
+    configFile: await writeIntruderConfig(intruderRoute, first!.clusterPort),
+  });
+  t.teardown(() => intruder.stop());
+  const routez = async (port: number) => (await (await fetch(`http://127.0.0.1:${port}/routez`)).json()) as { num_routes: number; routes?: Array<{ remote_id: string }> };
+  // Routes are tried at once and again every second: three seconds are a few attempts.
+  await sleep(3000);
+  t.equal((await routez(intruderMonitor)).num_routes, 0, 'the intruder has no route');
+  for (const node of cluster.nats) t.equal((await routez(node.monitorPort)).num_routes, cluster.nats.length - 1, `${node.name} routes only to its peers`);
+});
+
+async function writeIntruderConfig(routePort: number, targetPort: number): Promise<string> {
+  const file = path.join(cluster.dir, 'intruder.conf');
+  await writeFile(file, `server_name: intruder\ncluster {\n  name: checkout-cluster\n  listen: 127.0.0.1:${routePort}\n  routes: [nats-route://127.0.0.1:${targetPort}]\n}\n`);
+  return file;
+}
+
+t.test("revoking an integration ends its access within 5 s on every node, also while connected", async (t) => {
+  const owner = await token(['projectsWrite']);
+  const made = await http.request('POST', `${p}/integrations`, { token: owner, body: { name: 'Kasse 7', kind: 'nats' } });
+  t.equal(made.status, 201, made.text);
+  const connections = await Promise.all(
+    cluster.nats.map((node) => connect({ servers: node.url, authenticator: credsAuthenticator(new TextEncoder().encode(made.body.creds)), inboxPrefix: made.body.nats.inboxPrefix, maxReconnectAttempts: 0 })),
+  );
+  let revokedAt = Date.now();
+  const closed = connections.map((nc, i) => cutOff(nc).then(() => ({ node: cluster.nats[i]!.name, after: Date.now() - revokedAt })));
+  revokedAt = Date.now();
+  t.equal((await http.request('DELETE', `${p}/integrations/${made.body.id}`, { token: owner })).status, 200);
+  const ends = await Promise.race([Promise.all(closed), sleep(5000).then(() => 'still open' as const)]);
+  t.not(ends, 'still open', 'every node cut its connection within 5 s');
+  if (ends !== 'still open') t.ok(ends.every((e) => e.after < 5000), JSON.stringify(ends));
+  for (const node of cluster.nats) {
+    const again = await connect({ servers: node.url, authenticator: credsAuthenticator(new TextEncoder().encode(made.body.creds)), maxReconnectAttempts: 0 }).then(
+      async (nc) => {
+        await nc.close();
+        return 'connected';
+      },
+      (err: unknown) => String(err),
+    );
+    t.match(again, /Authorization|Authentication|revoked/i, `${node.name} refuses it now`);
+  }
 });
 
 t.test('50 checkouts with a vending machine item, the node leading JOBS killed mid-way: every paid process is one order and one delivery', async (t) => {
