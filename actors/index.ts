@@ -34,6 +34,7 @@ import { createProviderSource, type ProviderOptions } from './fiscal/providers/i
 import { createFiscalActor } from './fiscal/registers.js';
 import { createIdempotencyActor } from './idempotency/handler.js';
 import { createIntegrationsActor } from './integrations/handler.js';
+import { createWebhooksActor } from './webhooks/handler.js';
 import type { NatsIssuer } from './integrations/nats-access.js';
 import type { KeyRing } from '../src/secrets/key-ring.js';
 import { createSystemActor } from './system/handler.js';
@@ -65,6 +66,8 @@ export interface WorkerDeps {
   metrics?: Metrics;
   /** The key ring stored secrets are sealed with (SECRETS_KEY). */
   secrets: KeyRing;
+  /** Webhook deliveries (config.ts). */
+  webhooks: Config['webhooks'];
   /** What issues and revokes the integrations' NATS credentials (NATS_ISSUER opened); unset: a NATS without credentials. */
   natsIssuer?: NatsIssuer;
 }
@@ -77,15 +80,20 @@ export interface Workers {
 /** Starts every worker pool of this process, and its outbox relay. Each pool serves its domain's queue group. */
 export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const { sql, checkoutSql, nc, publisher, log, migrations, checkout, metrics } = deps;
-  if (metrics) {
-    registerWorkerGauges(metrics, { outbox: () => outboxBacklog(sql), jobConsumers: () => jobConsumerStates(nc), pools: { general: sql, checkout: checkoutSql }, log });
-  }
   // Events are kept for integrators; a publish repeated within two minutes is dropped.
   const { replicas } = deps.jetstream;
   await ensureStream(nc, { ...EventStream, maxAgeMs: deps.events.maxAgeMs, duplicateWindowMs: 120_000, replicas }, log);
   // Jobs stay until a worker acked them; two weeks outlasts every retry schedule.
   await ensureStream(nc, { ...JobStream, retention: 'workqueue', maxAgeMs: 14 * 86_400_000, duplicateWindowMs: 120_000, replicas }, log);
   const relay = startOutboxRelay({ sql, nc, log });
+  const webhooks = createWebhooksActor({
+    sql, nc, log, secrets: deps.secrets, webhooks: deps.webhooks, metrics, eventsWritten: () => relay.nudge(), userAgent: `checkout-platform-webhooks/${deps.closings.softwareVersion}`,
+  });
+  if (metrics) {
+    registerWorkerGauges(metrics, {
+      outbox: () => outboxBacklog(sql), jobConsumers: () => jobConsumerStates(nc), webhookBacklog: () => webhooks.backlogSeconds(), pools: { general: sql, checkout: checkoutSql }, log,
+    });
+  }
   const closingSequence = createClosingSequenceActor({
     sql, nc, log, software: { brand: 'checkout-platform', version: deps.closings.softwareVersion }, eventsWritten: () => relay.nudge(),
     retryScheduleMs: deps.closings.retryScheduleMs, maxAttempts: deps.closings.maxAttempts, metrics,
@@ -96,7 +104,9 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const receiptJobs = await receipts.startConsumer();
   const checkoutProcesses = createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider });
   const idempotencyKeys = createIdempotencyActor({ sql, log });
-  const integrations = createIntegrationsActor({ sql, nc, log, natsIssuer: deps.natsIssuer, eventsWritten: () => relay.nudge(), metrics });
+  const integrations = createIntegrationsActor({
+    sql, nc, log, natsIssuer: deps.natsIssuer, secrets: deps.secrets, destinations: { allowPrivate: deps.webhooks.allowPrivateNetworks }, eventsWritten: () => relay.nudge(), metrics,
+  });
   const endpoints = serveEndpoints({ nc, publisher, log, metrics }, [
     ...createSystemActor({ sql, migrations }),
     ...createSettingsActor({ sql, secrets: deps.secrets }),
@@ -116,7 +126,9 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...closingSequence.routes,
     ...idempotencyKeys.routes,
     ...integrations.routes,
+    ...webhooks.routes,
   ]);
+  const webhookDeliveries = await webhooks.startDeliveries();
   const revocationJobs = deps.natsIssuer ? await integrations.startRevocationJobs() : undefined;
   // The fulfillment caller records the service's answers through this process's process actor.
   const { url, token, timeoutMs, publicBaseUrl, retryScheduleMs, maxAttempts, callers } = deps.fulfillment;
@@ -143,6 +155,8 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       await fulfillmentCaller?.stop();
       await fiscalJobs?.stop();
       await revocationJobs?.stop();
+      await webhookDeliveries?.stop();
+      webhooks.close();
       await endpoints.stop();
       await idempotencyKeys.stop();
       await closingWork.stop();

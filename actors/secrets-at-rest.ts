@@ -2,12 +2,16 @@ import type { Sql } from '../src/infra/postgres.js';
 import type { Logger } from '../src/logger.js';
 import { UnreadableSecretError, unknownKeyMessage, type KeyRing } from '../src/secrets/key-ring.js';
 import { fiscalSecretKeyIds, resealFiscalSecrets } from './settings/secrets.js';
+import { resealWebhookSecrets, webhookSecretKeyIds } from './webhooks/secrets.js';
 
 /**
  * The secrets the workers keep sealed in Postgres (src/secrets/key-ring.ts), wherever they live:
  * the TSE's secrets in the project settings, the webhooks' signing secrets.
  */
-const places = [{ name: 'tse', keyIds: fiscalSecretKeyIds, reseal: resealFiscalSecrets }] as const;
+const places = [
+  { name: 'tse', keyIds: fiscalSecretKeyIds, reseal: resealFiscalSecrets },
+  { name: 'webhook', keyIds: webhookSecretKeyIds, reseal: resealWebhookSecrets },
+] as const;
 
 /**
  * At a worker's start, after the migrations: every stored secret must open with the ring, or the

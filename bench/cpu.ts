@@ -81,6 +81,11 @@ export function addCpuSpent(total: CpuTimes, before: CpuTimes, after: CpuTimes):
   for (const group of CpuGroups) total[group] += Math.max(0, after[group] - before[group]);
 }
 
+/** What the platform's processes spent (service, Postgres, nats-server): everything but the bench and its stand-ins. */
+export function platformCpu(spent: CpuTimes): number {
+  return spent.service + spent.postgres + spent['nats-server'];
+}
+
 /** Runs a phase and returns what each group spent in it. */
 export async function cpuSpentBy<T>(watch: CpuWatch, phase: () => Promise<T>): Promise<{ result: T; spent: CpuTimes }> {
   const before = await watch.sample();

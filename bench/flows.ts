@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { addCpuSpent, emptyCpuTimes, type CpuTimes, type CpuWatch } from './cpu.js';
+import { addCpuSpent, emptyCpuTimes, platformCpu, type CpuTimes, type CpuWatch } from './cpu.js';
 
 /**
  * A closed-loop driver for multi-step flows, which autocannon cannot chain: `concurrency` virtual
@@ -43,6 +43,8 @@ export interface FlowResult {
   cpu?: CpuTimes;
   /** Flows/s of each measured turn, in the order they ran (how much the machine drifted). */
   turnFlowsPerSecond: number[];
+  /** CPU ms per flow of each measured turn, all processes but the bench's (how much the cost drifted), when measured. */
+  turnCpuPerFlow: number[];
 }
 
 export function createSender(baseUrl: string, sockets: number): { send: Send; close(): void } {
@@ -92,23 +94,46 @@ export async function runFlowsInTurns(
   flows: readonly FlowDefinition<unknown>[],
   options: FlowOptions & { turns: number; between?: () => Promise<void> },
 ): Promise<FlowResult[]> {
-  const { send, close } = createSender(baseUrl, options.concurrency);
+  return runFlowsAcross(
+    flows.map((flow) => ({ url: baseUrl, flow, cpu: options.cpu, between: options.between })),
+    options,
+  );
+}
+
+/** A flow against a service of its own: where it runs, how its CPU is read, what settles after its turn. */
+export interface FlowTarget {
+  url: string;
+  flow: FlowDefinition<unknown>;
+  cpu?: CpuWatch;
+  between?: () => Promise<void>;
+}
+
+/** runFlowsInTurns with each flow against its own service (the same flow on services set up differently, say). */
+export async function runFlowsAcross(targets: readonly FlowTarget[], options: Omit<FlowOptions, 'cpu'> & { turns: number }): Promise<FlowResult[]> {
+  const senders = targets.map((target) => createSender(target.url, options.concurrency));
   try {
-    const tallies = flows.map((flow) => newTally(flow));
-    const cpu = flows.map(() => emptyCpuTimes());
-    for (const flow of flows) await drive(send, flow, options.concurrency, options.warmupSeconds ?? 2, newTally(flow));
-    await options.between?.();
-    const turnRates = flows.map((): number[] => []);
+    const tallies = targets.map((target) => newTally(target.flow));
+    const cpu = targets.map(() => emptyCpuTimes());
+    for (const [index, target] of targets.entries()) await drive(senders[index]!.send, target.flow, options.concurrency, options.warmupSeconds ?? 2, newTally(target.flow));
+    for (const target of targets) await target.between?.();
+    const turnRates = targets.map((): number[] => []);
+    const turnCpu = targets.map((): number[] => []);
     for (let turn = 0; turn < options.turns; turn++) {
-      const order = turn % 2 === 0 ? [...flows.keys()] : [...flows.keys()].reverse();
+      const order = turn % 2 === 0 ? [...targets.keys()] : [...targets.keys()].reverse();
       for (const index of order) {
+        const target = targets[index]!;
         const tally = tallies[index]!;
         const [flowsBefore, secondsBefore] = [tally.flows, tally.seconds];
-        const before = await options.cpu?.sample();
-        await drive(send, flows[index]!, options.concurrency, options.durationSeconds / options.turns, tally);
+        const before = await target.cpu?.sample();
+        await drive(senders[index]!.send, target.flow, options.concurrency, options.durationSeconds / options.turns, tally);
         turnRates[index]!.push((tally.flows - flowsBefore) / (tally.seconds - secondsBefore));
-        await options.between?.();
-        if (options.cpu && before) addCpuSpent(cpu[index]!, before, await options.cpu.sample());
+        await target.between?.();
+        if (target.cpu && before) {
+          const spent = emptyCpuTimes();
+          addCpuSpent(spent, before, await target.cpu.sample());
+          addCpuSpent(cpu[index]!, emptyCpuTimes(), spent);
+          turnCpu[index]!.push(platformCpu(spent) / Math.max(1, tally.flows - flowsBefore));
+        }
       }
     }
     return tallies.map((tally, index) => ({
@@ -116,12 +141,13 @@ export async function runFlowsInTurns(
       flows: tally.flows,
       failures: tally.failures,
       firstFailure: tally.firstFailure,
-      steps: flows[index]!.steps.map((step, i) => ({ name: step.name, p50: percentile(tally.timings[i]!, 0.5), p99: percentile(tally.timings[i]!, 0.99) })),
-      ...(options.cpu ? { cpu: cpu[index]! } : {}),
+      steps: targets[index]!.flow.steps.map((step, i) => ({ name: step.name, p50: percentile(tally.timings[i]!, 0.5), p99: percentile(tally.timings[i]!, 0.99) })),
+      ...(targets[index]!.cpu ? { cpu: cpu[index]! } : {}),
       turnFlowsPerSecond: turnRates[index]!,
+      turnCpuPerFlow: turnCpu[index]!,
     }));
   } finally {
-    close();
+    for (const sender of senders) sender.close();
   }
 }
 

@@ -9,10 +9,13 @@ import Fastify from 'fastify';
 import postgres from 'postgres';
 import { signToken, type TokenRequest } from '../src/auth/tokens.js';
 import { startNatsServer } from '../src/infra/nats.js';
+import { prepareSpawnedTrust } from '../src/infra/nats-auth/spawned.js';
+import { createKeyRing, parseKey } from '../src/secrets/key-ring.js';
+import { makeTlsFiles } from '../test/support/tls.js';
 import { freePort } from '../src/infra/processes.js';
 import { projectRoot } from '../src/infra/project-root.js';
 import { createLogger } from '../src/logger.js';
-import { addCpuSpent, cpuWatch, emptyCpuTimes, type CpuTimes, type CpuWatch } from './cpu.js';
+import { addCpuSpent, cpuWatch, emptyCpuTimes, platformCpu, type CpuTimes, type CpuWatch } from './cpu.js';
 
 /**
  * What every scenario stands on: a fresh database on BENCH_DATABASE_URL's server, a nats-server of
@@ -56,7 +59,19 @@ export interface BenchOptions {
   benchPids?: number[];
   /** The node binary the service runs on (default: the bench's own, process.execPath). */
   node?: string;
+  /**
+   * How the service reaches its nats-server: `credentials` (the default, as in production: the
+   * platform's NATS trust, every process a user of its role), `tls` (credentials over TLS), or
+   * `anonymous` (no credentials: NATS_ALLOW_ANONYMOUS, as before the message plane had a door).
+   */
+  natsSecurity?: NatsSecurity;
 }
+
+export const NatsSecurities = ['anonymous', 'credentials', 'tls'] as const;
+export type NatsSecurity = (typeof NatsSecurities)[number];
+
+/** The key the bench's services seal secrets with. */
+const BenchSecretsKey = Buffer.alloc(32, 9).toString('base64');
 
 export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   const env = options.env ?? {};
@@ -77,13 +92,21 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
 
   const natsStoreDir = path.join(dir, 'nats');
   const natsMonitorPort = await freePort();
-  const nats = await startNatsServer({ storeDir: natsStoreDir, log: quiet, monitorPort: natsMonitorPort });
+  const security = options.natsSecurity ?? 'credentials';
+  const tls = security === 'tls' ? await makeTlsFiles(dir) : undefined;
+  const trust = security === 'anonymous' ? undefined : await prepareSpawnedTrust(dir, createKeyRing(parseKey(BenchSecretsKey)), { tls });
+  const nats = await startNatsServer({ storeDir: natsStoreDir, log: quiet, monitorPort: natsMonitorPort, configFile: trust?.configFile });
+  const natsEnv: Record<string, string> = trust
+    ? { NATS_CREDS: trust.folder.creds.service, NATS_ISSUER: trust.folder.authorityFile, ...(tls ? { NATS_TLS_CA: tls.caFile } : {}) }
+    : { NATS_ALLOW_ANONYMOUS: 'true' };
   cleanups.push(() => nats.stop());
 
   const port = await freePort();
   const serviceEnv = {
     DATABASE_URL: databaseUrl,
     NATS_URL: nats.url,
+    ...natsEnv,
+    SECRETS_KEY: BenchSecretsKey,
     JWT_SECRET: Secret,
     CHECKOUT_SIGNING_SECRET: `checkout-${Secret}`,
     PORT: String(port),
@@ -93,7 +116,9 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   };
   // Split: the workers first, then the edge (Bench.pids in that order).
   const service = (role: Record<string, string>) => spawnNode('dist/service/main.js', [], { ...serviceEnv, ...role }, options.node);
-  const processes = options.topology === 'split' ? [service({ ROLE: 'workers' }), service({ ROLE: 'edge' })] : [service({})];
+  // Split: each process as a user of its own role.
+  const roleCreds = (role: 'workers' | 'edge'): Record<string, string> => (trust ? { NATS_CREDS: trust.folder.creds[role] } : {});
+  const processes = options.topology === 'split' ? [service({ ROLE: 'workers', ...roleCreds('workers') }), service({ ROLE: 'edge', ...roleCreds('edge') })] : [service({})];
   for (const child of processes) cleanups.push(() => stopProcess(child));
   const base = `http://127.0.0.1:${port}`;
   await waitUntilHealthy(base, processes);
@@ -195,6 +220,8 @@ export interface LoadResult {
   non2xx: number;
   /** CPU time spent in the measured turns, when the load was given a CpuWatch. */
   cpu?: CpuTimes;
+  /** CPU ms per request of each measured turn, all processes but the bench's, when measured (how much the cost drifted). */
+  turnCpuPerRequest: number[];
 }
 
 export interface LoadOptions {
@@ -226,14 +253,19 @@ export async function loadInTurns(targets: readonly LoadOptions[], turns: number
     autocannon({ url: options.url, method: options.method ?? 'GET', headers: options.headers, body: options.body, connections: options.connections ?? 50, overallRate: options.overallRate, duration });
   for (const target of targets) await drive(target, 2);
   const results = targets.map((t): LoadResult & { seconds: number } => ({
-    requestsPerSecond: 0, p50: 0, p99: 0, requests: 0, errors: 0, non2xx: 0, seconds: 0, ...(t.cpu ? { cpu: emptyCpuTimes() } : {}),
+    requestsPerSecond: 0, p50: 0, p99: 0, requests: 0, errors: 0, non2xx: 0, seconds: 0, turnCpuPerRequest: [], ...(t.cpu ? { cpu: emptyCpuTimes() } : {}),
   }));
   for (let turn = 0; turn < turns; turn++) {
     for (const [index, target] of targets.entries()) {
       const sum = results[index]!;
       const before = await target.cpu?.sample();
       const r = await drive(target, (target.durationSeconds ?? Number(process.env.BENCH_DURATION ?? 10)) / turns);
-      if (target.cpu && before && sum.cpu) addCpuSpent(sum.cpu, before, await target.cpu.sample());
+      if (target.cpu && before && sum.cpu) {
+        const spent = emptyCpuTimes();
+        addCpuSpent(spent, before, await target.cpu.sample());
+        addCpuSpent(sum.cpu, emptyCpuTimes(), spent);
+        sum.turnCpuPerRequest.push(platformCpu(spent) / Math.max(1, r.requests.total));
+      }
       sum.requests += r.requests.total;
       sum.seconds += r.duration;
       sum.errors += r.errors + r.timeouts;

@@ -7,6 +7,7 @@ import { fullFlowScenario } from './scenarios/full-flow.js';
 import { portalScenario } from './scenarios/portal.js';
 import { fulfillmentScenario } from './scenarios/fulfillment.js';
 import { importScenario } from './scenarios/import.js';
+import { messagePlaneScenario } from './scenarios/message-plane.js';
 import { receiptScenario } from './scenarios/receipt.js';
 import { runtimesScenario } from './scenarios/runtimes.js';
 import { shopGet } from './scenarios/shop-get.js';
@@ -27,6 +28,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
   portal: portalScenario,
   capacity: capacityScenario,
   runtimes: runtimesScenario,
+  'message-plane': messagePlaneScenario,
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -192,6 +192,7 @@ async function startWorkerSide(
     closings: { ...config.closings, softwareVersion: packageVersion() },
     fulfillment: { ...config.fulfillment, publicBaseUrl: config.publicBaseUrl },
     fiscal: { ...config.fiscal, ...options.fiscal },
+    webhooks: config.webhooks,
     metrics,
   });
   stops.push(() => workers.stop());

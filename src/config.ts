@@ -88,6 +88,11 @@ const Environment = z
     FISCAL_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(18)),
     FISCAL_SIGNERS: variable(z.coerce.number().int().min(0).max(256).default(64)),
     FISCAL_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(10_000)),
+    WEBHOOK_TIMEOUT_MS: variable(z.coerce.number().int().min(100).default(10_000)),
+    WEBHOOK_RETRY_SCHEDULE_MS: variable(milliseconds('5000,30000,120000', '5000,30000,120000,600000,1800000,3600000,7200000,18000000,36000000')),
+    WEBHOOK_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(15)),
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: variable(z.stringbool().default(false)),
+    WEBHOOK_SENDERS: variable(z.coerce.number().int().min(0).max(1024).default(64)),
     SHUTDOWN_GRACE_MS: variable(z.coerce.number().int().min(0).default(10_000)),
     SHUTDOWN_DELAY_MS: variable(z.coerce.number().int().min(0).default(0)),
     METRICS_PORT: variable(z.coerce.number().int().min(0).max(65535).optional()),
@@ -228,6 +233,21 @@ const Configuration = Environment.transform((env) => ({
     signers: env.FISCAL_SIGNERS,
     /** How long one call to a cloud TSE (fiskaly) may take, answer included. */
     timeoutMs: env.FISCAL_TIMEOUT_MS,
+  },
+  /**
+   * Webhooks (docs/integrators.md): how long one delivery may take, answer included (10 s); the
+   * delays between a failed delivery and the next attempt (5 s, 30 s, 2 min, 10 min, 30 min, 1 h,
+   * 2 h, 5 h, then every 10 h) and how many attempts there are (15: about three days) before an
+   * event is given up, and an integration whose deliveries failed that many times in a row is
+   * disabled; whether http and loopback or private addresses may be sent to (tests, on-premise;
+   * link-local ones never); and how many deliveries this process makes at once (0: none).
+   */
+  webhooks: {
+    timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE_MS,
+    maxAttempts: env.WEBHOOK_MAX_ATTEMPTS,
+    allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    senders: env.WEBHOOK_SENDERS,
   },
   /** The retailer portal at /portal: how long a sign-in lasts (480 minutes, a working day). */
   portal: { sessionTtlMs: env.PORTAL_SESSION_TTL_MINUTES * 60_000 },

@@ -128,6 +128,30 @@ export function integrationPath(project: string, id: string): string {
 
 const IntegrationRef = z.object({ project: ProjectId, id: IntegrationId });
 
+/** One attempt to deliver an event to a webhook. */
+export const WebhookDelivery = z
+  .object({
+    eventId: z.string().describe('The event\'s id: the webhook-id of every attempt'),
+    eventType: z.string().describe('<domain>.<event>'),
+    attempt: z.int().describe('1 for the first attempt of this event; a redelivery by hand counts on'),
+    at: z.iso.datetime(),
+    status: z.string().describe('The HTTP status of the answer (2xx: delivered), or `timeout`, or `connection_failed` (refused, reset, a destination that is not allowed)'),
+    durationMs: z.int(),
+    response: z.string().describe('The first 500 bytes of the answer (or of the error)'),
+  })
+  .meta({ id: 'WebhookDelivery' });
+export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
+
+export const WebhookDeliveryList = z
+  .object({
+    deliveries: z.array(WebhookDelivery).describe('Newest first'),
+    pagination: z.object({ page: z.int(), perPage: z.int(), totalPages: z.int(), totalItems: z.int() }),
+    links: z.object({ self: z.object({ href: z.string() }), nextPage: z.object({ href: z.string() }).optional() }),
+  })
+  .meta({ id: 'WebhookDeliveryList' });
+
+export const WebhookEventId = z.string().min(1).max(200).regex(/^[\w:.-]+$/, 'an event id as a delivery names it');
+
 export const integrations = {
   create: endpoint('svc.integrations.create', z.object({ project: ProjectId, integration: IntegrationInput }), CreatedIntegration),
   list: endpoint('svc.integrations.list', z.object({ project: ProjectId }), IntegrationList, { repeatable: true }),
@@ -135,6 +159,15 @@ export const integrations = {
   update: endpoint('svc.integrations.update', IntegrationRef.extend({ patch: IntegrationPatch }), Integration),
   rotate: endpoint('svc.integrations.rotate', IntegrationRef, CreatedIntegration),
   delete: endpoint('svc.integrations.delete', IntegrationRef, Done),
+  /** A page of a webhook's delivery attempts, newest first, and how many there are. */
+  deliveries: endpoint(
+    'svc.integrations.deliveries',
+    IntegrationRef.extend({ offset: z.int().min(0), limit: z.int().min(1).max(1000) }),
+    z.object({ deliveries: z.array(WebhookDelivery), totalItems: z.int() }),
+    { repeatable: true },
+  ),
+  /** Sends one event again (a new attempt, the same webhook-id), whether or not it was delivered. */
+  redeliver: endpoint('svc.integrations.redeliver', IntegrationRef.extend({ eventId: WebhookEventId }), z.object({ eventId: z.string(), queued: z.literal(true) })),
 };
 
 /**
@@ -157,4 +190,40 @@ export const RevocationJobFilter = jobFilter('revocation');
 
 export function revocationJob(payload: RevocationJob): { subject: string; payload: RevocationJob; msgId: string } {
   return { subject: jobSubject('revocation', payload.project, payload.integrationID), payload, msgId: `revocation:${payload.account}:${payload.issuedAt}` };
+}
+
+/**
+ * A webhook delivery: one event for one webhook integration. The outbox relay publishes it beside
+ * the event (actors/outbox/relay.ts), with Nats-Msg-Id `webhook:<integration>:<event id>`, so that a
+ * relay that publishes a batch again does not deliver twice; the webhooks pool POSTs it.
+ */
+export const WebhookJob = z
+  .object({
+    project: ProjectId,
+    integrationID: IntegrationId.describe('The webhook integration'),
+    eventID: z.string().min(1).max(200).describe('The event\'s outbox id: its Nats-Msg-Id, and the webhook-id every attempt carries'),
+    type: z.string().describe('The event type, <domain>.<event>'),
+    subject: z.string().describe('The event\'s subject'),
+    writtenAt: z.iso.datetime().describe('When the change wrote the event'),
+    event: z.unknown().describe('The event, as /asyncapi.json documents it: the webhook body\'s data'),
+  })
+  .meta({ id: 'WebhookJob' });
+export type WebhookJob = z.infer<typeof WebhookJob>;
+
+export const WebhookJobFilter = jobFilter('webhook');
+
+/** The event type of an event subject `events.<project>.<domain>.<id>.<event>`: `<domain>.<event>`. */
+export function eventTypeOf(subject: string): string {
+  const tokens = subject.split('.');
+  return `${tokens[2]}.${tokens[4]}`;
+}
+
+/**
+ * A webhook delivery job as the relay publishes it, from an outbox row's text: the event's JSON goes
+ * in as written (it is not parsed and written again).
+ */
+export function webhookJobText(row: { id: string; subject: string; payload: string; writtenAt: string }, integrationID: string): { subject: string; msgId: string; payload: string } {
+  const project = row.subject.split('.')[1] ?? '';
+  const head = JSON.stringify({ project, integrationID, eventID: row.id, type: eventTypeOf(row.subject), subject: row.subject, writtenAt: row.writtenAt });
+  return { subject: jobSubject('webhook', project, integrationID), msgId: `webhook:${integrationID}:${row.id}`, payload: `${head.slice(0, -1)},"event":${row.payload}}` };
 }

@@ -20,7 +20,7 @@ import { startMoreWorkers, startTestService, TestCheckoutSecret, TestSecretsKey 
 const run = promisify(execFile);
 const fiskaly = await startFiskalyStandIn(t, { tokenLifetimeSeconds: 300 });
 const svc = await startTestService(t, { env: { ROLE: 'edge' } });
-const workerEnv = { FISCAL_RETRY_SCHEDULE_MS: '200', FISCAL_MAX_ATTEMPTS: '4', FISCAL_TIMEOUT_MS: '2000' };
+const workerEnv = { FISCAL_RETRY_SCHEDULE_MS: '200', FISCAL_MAX_ATTEMPTS: '4', FISCAL_TIMEOUT_MS: '2000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
 let workers = await startMoreWorkers(t, svc, workerEnv);
 const fx = await seedCheckout(svc);
 const owner = await svc.token(['projectsWrite']);
@@ -45,15 +45,19 @@ async function signedSale(): Promise<any> {
 
 const storedSecrets = async () => (await svc.sql<{ fiscalization: Record<string, string> }[]>`select fiscalization from project_settings where project = ${'acme-test01'}`)[0]!.fiscalization;
 
-t.test('a dump of the database holds none of the secrets: the TSE key, secret and PIN, an integration credential, the key itself', async (t) => {
+t.test('a dump of the database holds none of the secrets: the TSE key, secret and PIN, integration credentials and webhook secrets, the key itself', async (t) => {
   const integration = await svc.request('POST', `${p}/integrations`, { token: owner, body: { name: 'Dump', kind: 'nats' } });
   t.equal(integration.status, 201);
+  const webhook = await svc.request('POST', `${p}/integrations`, { token: owner, body: { name: 'Dump hook', kind: 'webhook', url: 'http://127.0.0.1:9/hook', events: ['coupon.deleted'] } });
+  t.equal(webhook.status, 201, webhook.text);
+  const rotated = await svc.request('POST', `${p}/integrations/${webhook.body.id}/rotate`, { token: owner });
   const order = await signedSale();
   t.equal(order.fiscalReference.logs.at(-1).error, undefined, 'fiskaly signed the sale');
   const { stdout: dump } = await run('pg_dump', ['--no-owner', svc.databaseUrl], { maxBuffer: 64 * 1024 * 1024 });
   t.ok(dump.includes('sealed:v1:'), 'sealed values are in it');
   const seed = /SU[A-Z0-9]{50,}/.exec(integration.body.creds)?.[0];
-  for (const [what, secret] of Object.entries({ ...tse, seed, key: TestSecretsKey })) {
+  const webhookSecrets = { webhookSecret: webhook.body.secret, rotatedSecret: rotated.body.secret, webhookKey: webhook.body.secret.slice('whsec_'.length) };
+  for (const [what, secret] of Object.entries({ ...tse, seed, ...webhookSecrets, key: TestSecretsKey })) {
     t.notOk(secret && dump.includes(secret), `no ${what} in the dump`);
   }
 });
@@ -103,7 +107,7 @@ t.test('npm run reseal seals everything under a new key; workers with only the n
     DATA_DIR: svc.config.dataDir,
   });
   t.equal(await resealed.exited, 0, resealed.output());
-  t.match(resealed.output(), new RegExp(`1 tse secret.*${newId}|3 tse secrets sealed under key ${newId}`));
+  t.match(resealed.output(), new RegExp(`3 tse secrets, 2 webhook secrets sealed under key ${newId}`), 'the TSE secrets, and the webhook secret with the one before it');
   const stored = await storedSecrets();
   for (const field of ['apiKey', 'apiSecret', 'adminPin']) t.match(stored[field], new RegExp(`^sealed:v1:${newId}:`), `${field} under the new key`);
   const authority = JSON.parse(await readFile(svc.infra.natsAuth.authorityFile, 'utf8'));

@@ -8,6 +8,10 @@ import { EventStream } from '../../subjects/events.js';
 import { integrationPath, integrations, RevocationJob, RevocationJobFilter, type CreatedIntegration, type Integration, type IntegrationInput } from '../../subjects/integrations.js';
 import { readJob, startJobConsumer, type JobConsumer, type JobConsumerDeps } from '../../src/messaging/jobs.js';
 import { createNatsAccess, type NatsIssuer } from './nats-access.js';
+import { destinationProblem, type DestinationPolicy } from '../../src/infra/destinations.js';
+import type { KeyRing } from '../../src/secrets/key-ring.js';
+import { webhookSecretPurpose } from '../webhooks/secrets.js';
+import { newWebhookSecret } from '../webhooks/signature.js';
 import * as db from './sql.js';
 
 /**
@@ -21,10 +25,19 @@ export interface IntegrationsDeps {
   log: Logger;
   /** NATS_ISSUER opened; unset: integrations of kind `nats` cannot be made here. */
   natsIssuer?: NatsIssuer;
+  /** Seals the webhooks' signing secrets (SECRETS_KEY). */
+  secrets: KeyRing;
+  /** Where webhooks may point (WEBHOOK_ALLOW_PRIVATE_NETWORKS). */
+  destinations: DestinationPolicy;
   /** A change wrote to the outbox (a revocation's job): publish it soon. */
   eventsWritten: () => void;
   metrics?: JobConsumerDeps['metrics'];
 }
+
+/** Webhooks a project may have (each is a receiver the platform calls for every event it asks for). */
+export const MaxWebhooksPerProject = 20;
+/** How long a rotated webhook secret still signs beside the new one. */
+const PreviousSecretSignsMs = 24 * 3_600_000;
 
 export interface IntegrationsActor {
   routes: Route[];
@@ -88,7 +101,7 @@ export function createIntegrationsActor(deps: IntegrationsDeps): IntegrationsAct
   const routes = [
     route(integrations.create, async ({ project, integration }) => {
       if (integration.kind === 'nats') return createNats(project, integration);
-      throw AppError.badRequest('integrations of kind webhook are not built yet', [{ code: 'unavailable', path: 'kind', message: 'not yet' }]);
+      return createWebhook(project, integration);
     }),
 
     route(integrations.list, async ({ project }) => ({ integrations: (await db.listIntegrations(sql, project)).map(view) })),
@@ -106,8 +119,19 @@ export function createIntegrationsActor(deps: IntegrationsDeps): IntegrationsAct
         ];
         if (fixed.length) throw AppError.badRequest('a nats integration changes only its name', fixed);
       }
-      const changed = await db.updateIntegration(sql, project, id, { name: patch.name });
+      if (patch.url !== undefined) await checkUrl(patch.url);
+      const enabled = patch.state === 'active' && row.state === 'disabled';
+      const changed = await db.updateIntegration(sql, project, id, {
+        name: patch.name,
+        url: patch.url,
+        events: patch.events,
+        state: patch.state,
+        // Enabled again: a clean slate (its receiver's failures are forgotten); disabled by hand: says so.
+        ...(patch.state === 'disabled' && row.state === 'active' ? { disabled_reason: 'disabled by the owner' } : {}),
+        ...(enabled ? { disabled_reason: null, failed_attempts: 0, failing_since: null, retry_at: null } : {}),
+      });
       if (!changed) throw AppError.notFound(`no integration ${id}`);
+      if (patch.state !== undefined && patch.state !== row.state) log.info({ project, integration: id, state: patch.state }, 'webhook state changed');
       return view(changed);
     }),
 
@@ -115,7 +139,12 @@ export function createIntegrationsActor(deps: IntegrationsDeps): IntegrationsAct
       const rotated = await sql.begin(async (tx) => {
         const row = await db.findIntegration(tx, project, id, true);
         if (!row) throw AppError.notFound(`no integration ${id}`);
-        if (row.kind !== 'nats') throw AppError.badRequest('webhook secrets are not built yet', []);
+        if (row.kind === 'webhook') {
+          // The secret before keeps signing beside the new one for a day: receivers move to the new one meanwhile.
+          const secret = newWebhookSecret();
+          await db.rotateWebhookSecret(tx, project, id, deps.secrets.seal(secret, webhookSecretPurpose(project, id)), PreviousSecretSignsMs);
+          return { ...view(row), secret };
+        }
         const grant = { consumer: row.consumer!, inboxPrefix: row.inbox_prefix! };
         await db.revokeNatsCredentials(tx, project, id);
         const user = await nats.issue(`integration ${id} of ${project}`, grant);
@@ -124,7 +153,7 @@ export function createIntegrationsActor(deps: IntegrationsDeps): IntegrationsAct
         return { ...view(row), creds: user.creds };
       });
       deps.eventsWritten();
-      log.info({ project, integration: id }, 'integration credential rotated; the one before is revoked');
+      log.info({ project, integration: id }, 'integration credential rotated');
       return rotated;
     }),
 
@@ -133,6 +162,7 @@ export function createIntegrationsActor(deps: IntegrationsDeps): IntegrationsAct
         const row = await db.findIntegration(tx, project, id, true);
         if (!row) throw AppError.notFound(`no integration ${id}`);
         await db.deleteIntegration(tx, project, id);
+        if (row.kind === 'webhook') await db.deleteWebhookHistory(tx, project, id);
         if (row.kind === 'nats') {
           if (await db.revokeNatsCredentials(tx, project, id)) await nats.recordRevocations(tx, { project, integrationID: id });
           await nats.deleteConsumer(row.consumer!);
@@ -144,6 +174,33 @@ export function createIntegrationsActor(deps: IntegrationsDeps): IntegrationsAct
     }),
   ];
   return { routes, startRevocationJobs };
+
+  async function checkUrl(url: string, path = 'url'): Promise<void> {
+    const problem = await destinationProblem(new URL(url), deps.destinations);
+    if (problem) throw AppError.badRequest(`invalid ${path}: ${problem}`, [{ code: 'invalid_url', path, message: problem }]);
+  }
+
+  async function createWebhook(project: string, input: Extract<IntegrationInput, { kind: 'webhook' }>): Promise<CreatedIntegration> {
+    await checkUrl(input.url);
+    const id = newIntegrationId();
+    const secret = newWebhookSecret();
+    const created = await sql.begin(async (tx) => {
+      // Counted under the project's lock: two creates side by side cannot both pass the limit.
+      await tx`select pg_advisory_xact_lock(hashtext(${`integrations:${project}`}))`;
+      if ((await db.countIntegrations(tx, project, 'webhook')) >= MaxWebhooksPerProject) {
+        throw AppError.badRequest(`a project has at most ${MaxWebhooksPerProject} webhooks: delete one first`, [
+          { code: 'too_many', path: 'kind', message: `at most ${MaxWebhooksPerProject} webhook integrations per project` },
+        ]);
+      }
+      const row = await db.insertIntegration(tx, {
+        project, id, name: input.name, kind: 'webhook', url: input.url, events: input.events ?? null, secret: deps.secrets.seal(secret, webhookSecretPurpose(project, id)),
+      });
+      return { ...view(row), secret };
+    });
+    log.info({ project, integration: id, kind: 'webhook', events: input.events ?? 'all' }, 'integration made');
+    return created;
+  }
+
 }
 
 /** 100 random bits as 20 lowercase base32 letters: a token of subjects and consumer names. */

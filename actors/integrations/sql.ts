@@ -54,7 +54,7 @@ export async function updateIntegration(
   db: Db,
   project: string,
   id: string,
-  changes: Partial<Pick<IntegrationRow, 'name' | 'url' | 'events' | 'state' | 'disabled_reason'>>,
+  changes: Partial<Pick<IntegrationRow, 'name' | 'url' | 'events' | 'state' | 'disabled_reason'>> & { failed_attempts?: number; failing_since?: null; retry_at?: null },
 ): Promise<IntegrationRow | undefined> {
   const set = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
   const [row] = Object.keys(set).length
@@ -63,8 +63,21 @@ export async function updateIntegration(
   return row;
 }
 
+/** A new signing secret; the one before signs beside it for `previousSignsMs`. */
+export async function rotateWebhookSecret(db: Db, project: string, id: string, secret: string, previousSignsMs: number): Promise<void> {
+  await db`
+    update integrations set previous_secret = secret, previous_secret_until = now() + ${previousSignsMs} * interval '1 millisecond', secret = ${secret}, updated_at = now()
+    where project = ${project} and id = ${id}`;
+}
+
 export async function deleteIntegration(db: Db, project: string, id: string): Promise<void> {
   await db`delete from integrations where project = ${project} and id = ${id}`;
+}
+
+/** A deleted webhook's deliveries go with it. */
+export async function deleteWebhookHistory(db: Db, project: string, id: string): Promise<void> {
+  await db`delete from webhook_messages where project = ${project} and integration_id = ${id}`;
+  await db`delete from webhook_attempts where project = ${project} and integration_id = ${id}`;
 }
 
 export async function insertNatsCredential(db: Db, credential: { userKey: string; project: string; integrationId: string }): Promise<void> {

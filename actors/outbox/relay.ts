@@ -2,9 +2,11 @@ import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/tr
 import type { Logger } from '../../src/logger.js';
 import { logLoopFailure, type Sql } from '../../src/infra/postgres.js';
 import { takeOldestEvents, vacuumOutbox, type OutboxRow } from './sql.js';
+import { webhookJobText } from '../../subjects/integrations.js';
 
 /**
- * Publishes the outbox to JetStream: the oldest events first, each with Nats-Msg-Id = its row id,
+ * Publishes the outbox to JetStream: the oldest events first, each with Nats-Msg-Id = its row id
+ * (and an event's webhook delivery jobs beside it, one per webhook that asks for it),
  * taken out in a transaction that commits once the stream acknowledged them. If the process dies
  * in between, the rows are published again and the stream drops the repeats (duplicate window).
  * A batch leaves as one write with one reply subscription (publishBatch), its acks awaited together.
@@ -136,7 +138,7 @@ function createBatchPublisher(nc: NatsConnection) {
         const timer = setTimeout(() => waiting?.done(new Error(`no ack from the stream within ${timeoutMs} ms`)), timeoutMs);
         waiting = {
           batch,
-          left: rows.length,
+          left: rows.reduce((n, row) => n + 1 + (row.webhooks?.length ?? 0), 0),
           done: (err) => {
             clearTimeout(timer);
             waiting = undefined;
@@ -144,11 +146,20 @@ function createBatchPublisher(nc: NatsConnection) {
             else resolve();
           },
         };
-        rows.forEach((row, i) => {
+        let i = 0;
+        const send = (subject: string, msgId: string, payload: string) => {
           const h = headers();
-          h.set('Nats-Msg-Id', row.id);
-          nc.publish(row.subject, row.payload, { reply: `${inbox}.${batch}.${i}`, headers: h });
-        });
+          h.set('Nats-Msg-Id', msgId);
+          nc.publish(subject, payload, { reply: `${inbox}.${batch}.${i++}`, headers: h });
+        };
+        for (const row of rows) {
+          send(row.subject, row.id, row.payload);
+          // The event's webhook deliveries leave with it, and are deduplicated with it.
+          for (const integration of row.webhooks ?? []) {
+            const job = webhookJobText({ id: row.id, subject: row.subject, payload: row.payload, writtenAt: row.written_at }, integration);
+            send(job.subject, job.msgId, job.payload);
+          }
+        }
       });
     },
     close: () => subscription.unsubscribe(),

@@ -38,11 +38,17 @@ export interface OutboxRow {
   id: string;
   subject: string;
   payload: string;
+  /** When the change wrote it (ISO). */
+  written_at: string;
+  /** An event's active webhook integrations that ask for its type (their delivery jobs go out with it); null: none. */
+  webhooks: string[] | null;
 }
 
 /**
  * Takes the oldest events out of the outbox, if this relay gets the relay lock (`held`). They are
- * gone only if the transaction commits: the relay commits once the stream has them.
+ * gone only if the transaction commits: the relay commits once the stream has them. Each event
+ * comes with the active webhooks of its project that ask for its type, read in the same statement:
+ * a webhook made before the batch is taken gets it, one deleted or disabled before does not.
  *
  * The batch is deleted as the range of `seq` from its first to its last row: in the statement's
  * snapshot that range holds exactly the oldest `limit` rows (a row still uncommitted is in neither).
@@ -59,9 +65,17 @@ export async function takeOldestEvents(tx: TransactionSql, limit: number): Promi
     ),
     taken as (
       delete from outbox where seq >= (select first from batch) and seq <= (select last from batch)
-      returning seq, coalesce(msg_id, id::text) as id, subject, payload::text as payload
+      returning seq, coalesce(msg_id, id::text) as id, subject, payload::text as payload, created_at
     )
-    select lock.held, taken.* from lock left join taken on true
+    select lock.held, taken.seq, taken.id, taken.subject, taken.payload,
+      to_char(taken.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as written_at,
+      (select array_agg(i.id order by i.id) from integrations i
+       where taken.subject like 'events.%' and i.kind = 'webhook' and i.state = 'active'
+         and i.project = split_part(taken.subject, '.', 2)
+         and (i.events is null
+              or split_part(taken.subject, '.', 3) || '.' || split_part(taken.subject, '.', 5) = any(i.events)
+              or split_part(taken.subject, '.', 3) || '.*' = any(i.events))) as webhooks
+    from lock left join taken on true
     order by taken.seq`;
   const held = result[0]?.held ?? false;
   const rows = result.filter((r): r is { held: boolean } & OutboxRow => r.seq !== null);

@@ -20,6 +20,8 @@ export interface Metrics {
   readonly workerMessages: Counter<'subject' | 'result'>;
   /** Jobs whose last attempt failed (terminated, never tried again), by kind. */
   readonly jobsExhausted: Counter<'kind'>;
+  /** Webhook delivery attempts by result: `delivered` (2xx), `rejected` (another status), `timeout`, `connection_failed`. */
+  readonly webhookDeliveries: Counter<'result'>;
 }
 
 /** A request on the message path: answered, answered with an error, or not answered (timeout, no worker, broker down). */
@@ -59,6 +61,12 @@ export function createMetrics(): Metrics {
       labelNames: ['kind'] as const,
       registers: [registry],
     }),
+    webhookDeliveries: new Counter({
+      name: `${Prefix}webhook_deliveries_total`,
+      help: 'Webhook delivery attempts, by result (delivered: 2xx, rejected: another status, timeout, connection_failed)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
   };
 }
 
@@ -68,6 +76,8 @@ export interface WorkerSources {
   outbox(): Promise<{ rows: number; oldestAgeSeconds: number }>;
   /** The durable job consumers: messages not yet delivered, delivered but not acked, and redelivered. */
   jobConsumers(): Promise<Array<{ kind: string; pending: number; ackPending: number; redelivered: number }>>;
+  /** The age in seconds of the oldest event that waits for its webhook delivery (0 when none). */
+  webhookBacklog(): Promise<number>;
   /** The connection pools of the process, by name. */
   pools: Record<string, Sql>;
   log: Logger;
@@ -107,6 +117,16 @@ export function registerWorkerGauges(metrics: Metrics, sources: WorkerSources): 
   consumerGauge('jobs_pending', 'Jobs in the stream not yet delivered to a worker, by kind (JetStream consumer num_pending)', 'pending');
   consumerGauge('jobs_in_progress', 'Jobs delivered to a worker and not yet acknowledged, by kind (num_ack_pending)', 'ackPending');
   consumerGauge('jobs_redelivered', 'Jobs delivered more than once and not yet acknowledged, by kind (num_redelivered)', 'redelivered');
+
+  const webhookBacklog = sharedRead(sources.webhookBacklog, sources.log, 'webhook backlog');
+  new Gauge({
+    name: `${Prefix}webhook_oldest_undelivered_seconds`,
+    help: 'Age of the oldest event that waits for its webhook delivery (0 when none waits): how far the receivers are behind',
+    registers,
+    async collect() {
+      this.set((await webhookBacklog()) ?? Number.NaN);
+    },
+  });
 
   const poolGauge = (name: string, help: string, value: (s: NonNullable<ReturnType<typeof poolStats>>) => number) =>
     new Gauge({

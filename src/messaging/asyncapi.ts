@@ -74,6 +74,7 @@ const JobShapes: Record<JobKind, { payload: z.ZodType; id: string; step?: string
   receipt: { payload: receipts.ReceiptJob, id: 'orderID' },
   fiscal: { payload: fiscal.FiscalJob, id: 'processID', step: 'step' },
   revocation: { payload: integrations.RevocationJob, id: 'integrationID' },
+  webhook: { payload: integrations.WebhookJob, id: 'integrationID' },
 };
 
 function isEndpoint(value: unknown): value is Endpoint {

@@ -65,6 +65,12 @@ export interface JobConsumerSpec {
    */
   gatherMs?: number;
   /**
+   * The handler decides every delay itself (its `retry` outcomes' `afterMs`, exactly): the schedule
+   * then only paces the redelivery of a job whose worker died with it. Default: a handler's delay
+   * can only lengthen the schedule's.
+   */
+  ownSchedule?: boolean;
+  /**
    * Background work that can wait: a job starts only while the process's event loop was busy for
    * at most this share of the last half second (0..1), so that it yields to the requests the
    * process answers (each job waits at most half a minute for that). Unset: jobs start as they come.
@@ -164,7 +170,8 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
       metrics?.jobsExhausted.inc(exhausted);
       return msg.term(outcome.reason);
     }
-    msg.nak(Math.max(outcome.afterMs ?? 0, retryDelay(spec.retryScheduleMs, attempt)));
+    const scheduled = retryDelay(spec.retryScheduleMs, attempt);
+    msg.nak(spec.ownSchedule && outcome.afterMs !== undefined ? outcome.afterMs : Math.max(outcome.afterMs ?? 0, scheduled));
   };
 
   const fail = (msg: JsMsg, job: Job, err: unknown) => {

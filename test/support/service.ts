@@ -14,6 +14,7 @@ import type { NatsAuthFolder } from '../../src/infra/nats-auth/authority-file.js
 import type { Role } from '../../src/infra/nats-auth/permissions.js';
 import { prepareSpawnedTrust } from '../../src/infra/nats-auth/spawned.js';
 import { createKeyRing, parseKey } from '../../src/secrets/key-ring.js';
+import { makeTlsFiles, type TlsFiles } from './tls.js';
 import { pino } from 'pino';
 import { createLogger } from '../../src/logger.js';
 import { startService, type RunningService, type StartOptions } from '../../service/start.js';
@@ -50,6 +51,8 @@ export interface TestServiceOptions {
   logLines?: (line: string) => void;
   /** Options of startService beyond listening (a test's wrapper around the TSE providers). */
   start?: Omit<StartOptions, 'listen'>;
+  /** The file's nats-server serves TLS only (its CA in NATS_TLS_CA). Default: plain. */
+  natsTls?: boolean;
 }
 
 /** The key the test services seal secrets with (SECRETS_KEY). */
@@ -65,6 +68,8 @@ export interface TestInfrastructure {
   natsEnv(role: 'service' | 'edge' | 'workers' | 'admin'): Record<string, string>;
   /** A connection as a user of a role (admin: everything, as a test that looks like an operator). */
   connectAs(role: Role, options?: Partial<ConnectionOptions>): Promise<NatsConnection>;
+  /** With `natsTls`: the CA clients trust, and the server's certificate. */
+  tls?: TlsFiles;
 }
 
 /**
@@ -73,12 +78,13 @@ export interface TestInfrastructure {
  * data directory. Teardown fails the test if a database or NATS connection is still open once
  * everything that used them has stopped (register those stops after calling this).
  */
-export async function provisionInfrastructure(t: Test): Promise<TestInfrastructure> {
+export async function provisionInfrastructure(t: Test, options: { natsTls?: boolean } = {}): Promise<TestInfrastructure> {
   const log = createLogger({ level: 'silent' });
   const dataDir = await mkdtemp(path.join(tmpdir(), 'cp-test-'));
   const database = await createTestDatabase();
   const monitorPort = await freePort();
-  const { folder: natsAuth, configFile } = await prepareSpawnedTrust(dataDir, createKeyRing(parseKey(TestSecretsKey)));
+  const tls = options.natsTls ? await makeTlsFiles(dataDir) : undefined;
+  const { folder: natsAuth, configFile } = await prepareSpawnedTrust(dataDir, createKeyRing(parseKey(TestSecretsKey)), { tls });
   const nats = await startNatsServer({ storeDir: path.join(dataDir, 'nats'), log, monitorPort, configFile });
   t.teardown(async () => {
     const leaked = await openNatsConnections(monitorPort);
@@ -90,11 +96,12 @@ export async function provisionInfrastructure(t: Test): Promise<TestInfrastructu
   const natsEnv = (role: Role): Record<string, string> => ({
     NATS_URL: nats.url,
     NATS_CREDS: natsAuth.creds[role],
+    ...(tls ? { NATS_TLS_CA: tls.caFile } : {}),
     ...(role === 'edge' ? {} : { NATS_ISSUER: natsAuth.authorityFile, SECRETS_KEY: TestSecretsKey }),
   });
-  const connectAs = async (role: Role, options: Partial<ConnectionOptions> = {}) =>
-    connect({ servers: nats.url, authenticator: credsAuthenticator(await readFile(natsAuth.creds[role])), ...options });
-  return { databaseUrl: database.url, natsUrl: nats.url, dataDir, natsAuth, natsEnv, connectAs };
+  const connectAs = async (role: Role, connectOptions: Partial<ConnectionOptions> = {}) =>
+    connect({ servers: nats.url, authenticator: credsAuthenticator(await readFile(natsAuth.creds[role])), ...(tls ? { tls: { caFile: tls.caFile } } : {}), ...connectOptions });
+  return { databaseUrl: database.url, natsUrl: nats.url, dataDir, natsAuth, natsEnv, connectAs, ...(tls ? { tls } : {}) };
 }
 
 /**
@@ -102,7 +109,7 @@ export async function provisionInfrastructure(t: Test): Promise<TestInfrastructu
  * on a free port.
  */
 export async function startTestService(t: Test, options: TestServiceOptions = {}): Promise<TestService> {
-  const infra = await provisionInfrastructure(t);
+  const infra = await provisionInfrastructure(t, { natsTls: options.natsTls });
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: infra.databaseUrl,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { CreatedIntegration, Integration, IntegrationId, IntegrationInput, IntegrationList, IntegrationPatch, integrations } from '../../../subjects/integrations.js';
+import { CreatedIntegration, Integration, IntegrationId, IntegrationInput, IntegrationList, IntegrationPatch, integrations, WebhookDeliveryList, WebhookEventId } from '../../../subjects/integrations.js';
+import { pageOf } from '../paging.js';
 import type { ServiceClient } from '../../messaging/client.js';
 import { EmptyBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 
@@ -74,6 +75,44 @@ export function integrationRoutes(app: ZodApp, client: ServiceClient): void {
       },
     },
     async (request) => client.call(integrations.rotate, request.params),
+  );
+
+  app.get(
+    '/:project/integrations/:id/deliveries',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: "A webhook's delivery attempts, newest first, paged",
+        description: 'For each attempt: the event, its type, the attempt number, when, the status (HTTP status, `timeout` or `connection_failed`), how long it took and the first 500 bytes of the answer.',
+        params: IntegrationParams,
+        querystring: z.object({
+          page: z.coerce.number().int().min(0).default(0).describe('Counts from 0'),
+          perPage: z.coerce.number().int().min(1).max(1000).default(100),
+        }),
+        response: { 200: WebhookDeliveryList, ...ErrorResponses },
+      },
+    },
+    async (request) => {
+      const { page, perPage } = request.query;
+      const { deliveries, totalItems } = await client.call(integrations.deliveries, { ...request.params, offset: page * perPage, limit: perPage });
+      return { deliveries, ...pageOf(request.url, page, perPage, totalItems) };
+    },
+  );
+
+  app.post(
+    '/:project/integrations/:id/deliveries/:eventId/redeliver',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Send one event to a webhook again (a new attempt with the same webhook-id)',
+        params: IntegrationParams.extend({ eventId: WebhookEventId }),
+        body: z.unknown().optional(),
+        response: { 202: z.object({ eventId: z.string(), queued: z.literal(true) }), ...ErrorResponses },
+      },
+    },
+    async (request, reply) => reply.code(202).send(await client.call(integrations.redeliver, request.params)),
   );
 
   app.delete(

@@ -1,0 +1,234 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { AppError } from '../../src/errors.js';
+import type { DestinationPolicy } from '../../src/infra/destinations.js';
+import type { Metrics } from '../../src/infra/metrics.js';
+import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
+import type { Logger } from '../../src/logger.js';
+import { readJob, retryDelay, startBatchJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
+import { route, type Route } from '../../src/messaging/worker.js';
+import type { KeyRing } from '../../src/secrets/key-ring.js';
+import { integrations, WebhookJob, WebhookJobFilter, webhookJobText } from '../../subjects/integrations.js';
+import { insertOutbox } from '../outbox/sql.js';
+import { JobStream } from '../../subjects/jobs.js';
+import { webhookSecretPurpose } from './secrets.js';
+import { createSender, type SendResult } from './sender.js';
+import { webhookSignature } from './signature.js';
+import * as db from './sql.js';
+
+/**
+ * Webhook deliveries (docs/integrators.md, "Webhooks"): the relay publishes a job per event and
+ * webhook that asks for it; this pool POSTs each in Standard Webhooks' form, signed, and records
+ * every attempt before the job is acked. At least once: a worker that dies mid-delivery leaves the
+ * job to another, which sends it again with the same webhook-id; a delivery recorded (a 2xx) is
+ * never sent again, unless the owner asks for it.
+ *
+ * A failed attempt (not 2xx, a timeout, a connection that failed) is tried again on the schedule;
+ * while a webhook's receiver fails, its other events wait for its next try instead of each trying
+ * (one of a batch probes it), so a receiver that hangs holds up no other webhook. After
+ * WEBHOOK_MAX_ATTEMPTS failures in a row the webhook is disabled with the reason; an event is given
+ * up after as many attempts of its own.
+ */
+export interface WebhooksDeps {
+  sql: Sql;
+  nc: NatsConnection;
+  log: Logger;
+  secrets: KeyRing;
+  /** Config['webhooks'] */
+  webhooks: { timeoutMs: number; retryScheduleMs: readonly number[]; maxAttempts: number; allowPrivateNetworks: boolean; senders: number };
+  metrics?: Pick<Metrics, 'jobsExhausted' | 'webhookDeliveries'>;
+  /** A change wrote to the outbox (a redelivery's job): publish it soon. */
+  eventsWritten: () => void;
+  /** The software's name and version, for the User-Agent. */
+  userAgent: string;
+}
+
+export interface WebhooksActor {
+  routes: Route[];
+  /** The age in seconds of the oldest event that waits for its webhook delivery (0: none), for /metrics. */
+  backlogSeconds(): Promise<number>;
+  /** The pool that delivers; none when WEBHOOK_SENDERS is 0. */
+  startDeliveries(): Promise<JobConsumer | undefined>;
+  close(): void;
+}
+
+/** How long a job waits, at least, before it comes back (a worker that died mid-delivery: another takes it then). */
+const RedeliveryMs = 5000;
+
+export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
+  const { sql, log, secrets, webhooks } = deps;
+  const policy: DestinationPolicy = { allowPrivate: webhooks.allowPrivateNetworks };
+  const sender = createSender(policy);
+  const opened = new Map<string, string>();
+  const open = (sealed: string, project: string, integrationID: string) => {
+    let secret = opened.get(sealed);
+    if (secret === undefined) {
+      secret = secrets.open(sealed, webhookSecretPurpose(project, integrationID));
+      opened.set(sealed, secret);
+    }
+    return secret;
+  };
+
+  /**
+   * Attempts are recorded as they end, those that end together in one statement (a batch's
+   * deliveries do not wait for its slowest: a receiver that hangs holds up no other's record, nor
+   * its ack).
+   */
+  const recorder = gatherer(async (records: db.AttemptRecord[]) => {
+    const disabled = await db.recordAttempts(sql, records, webhooks.retryScheduleMs, webhooks.maxAttempts);
+    for (const integration of disabled) log.error({ integration }, 'webhook disabled: its deliveries failed too many times in a row');
+  });
+
+  const deliver = async (job: WebhookJob, key: db.DeliveryKey, state: db.DeliveryState, attempt: number): Promise<JobOutcome> => {
+    const body = JSON.stringify({ type: job.type, timestamp: eventTime(job), data: job.event });
+    const signing = [open(state.secret!, job.project, job.integrationID), ...(state.previous_secret ? [open(state.previous_secret, job.project, job.integrationID)] : [])];
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': deps.userAgent,
+      'webhook-id': job.eventID,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': webhookSignature(signing, job.eventID, timestamp, body),
+    };
+    const sent = await sender.send(state.url!, headers, body, webhooks.timeoutMs);
+    deps.metrics?.webhookDeliveries.inc({ result: resultLabel(sent) });
+    const last = !sent.delivered && attempt >= webhooks.maxAttempts;
+    const retryInMs = sent.delivered || last ? null : retryDelay(webhooks.retryScheduleMs, attempt);
+    await recorder({
+      ...key,
+      eventType: job.type,
+      subject: job.subject,
+      payload: JSON.stringify(job.event),
+      writtenAt: job.writtenAt,
+      attempt,
+      status: sent.status,
+      durationMs: sent.durationMs,
+      response: sent.response,
+      delivered: sent.delivered,
+      givenUp: last,
+      retryInMs,
+    });
+    if (last) {
+      log.error({ project: job.project, integration: job.integrationID, event: job.eventID, attempts: attempt, status: sent.status }, 'webhook delivery given up after its last attempt');
+      deps.metrics?.jobsExhausted.inc({ kind: 'webhook' });
+    } else if (!sent.delivered) {
+      log.warn({ project: job.project, integration: job.integrationID, event: job.eventID, attempt, status: sent.status }, 'webhook delivery failed; it will be tried again');
+    }
+    return sent.delivered || last ? { kind: 'done' } : { kind: 'retry', reason: `${sent.status} ${sent.response.slice(0, 100)}`, afterMs: retryInMs! };
+  };
+
+  /** A batch's states are read in one statement; each job then goes its own way. */
+  const deliverBatch = (jobs: readonly Job[]): Array<Promise<JobOutcome>> => {
+    const parsed = jobs.map((job) => readJob(WebhookJob, job, log, 'webhook delivery job'));
+    const keys = parsed.map((p) => ({ project: p?.project ?? '', integrationID: p?.integrationID ?? '', eventID: p?.eventID ?? '' }));
+    const states = db.readDeliveryStates(sql, keys);
+    const probing = new Set<string>();
+    return parsed.map(async (job, index): Promise<JobOutcome> => {
+      const state = (await states)[index];
+      if (!job || !state?.state || state.state === 'disabled' || state.delivered || state.given_up) return { kind: 'done' };
+      if ((state.message_wait_ms ?? 0) > 0) return { kind: 'retry', reason: 'its next attempt is later', afterMs: state.message_wait_ms! };
+      const integration = `${job.project}/${job.integrationID}`;
+      const failing = (state.failed_attempts ?? 0) > 0;
+      if (failing && (state.integration_wait_ms ?? 0) > 0) {
+        return { kind: 'retry', reason: 'its receiver failed: waiting for its next try', afterMs: state.integration_wait_ms! + jitter() };
+      }
+      // A receiver that failed is tried with one event at a time until it answers again.
+      if (failing && probing.has(integration)) return { kind: 'retry', reason: 'another event tries its receiver', afterMs: 1000 + jitter() };
+      probing.add(integration);
+      return deliver(job, keys[index]!, state, state.attempts + 1);
+    });
+  };
+
+  const routes = [
+    route(integrations.deliveries, async ({ project, id, offset, limit }) => {
+      await ensureWebhook(sql, project, id);
+      const [rows, totalItems] = await Promise.all([db.listAttempts(sql, project, id, offset, limit), db.countAttempts(sql, project, id)]);
+      return {
+        totalItems,
+        deliveries: rows.map((r) => ({ eventId: r.event_id, eventType: r.event_type, attempt: r.attempt, at: r.at.toISOString(), status: r.status, durationMs: r.duration_ms, response: r.response })),
+      };
+    }),
+
+    route(integrations.redeliver, async ({ project, id, eventId }) => {
+      await sql.begin(async (tx) => {
+        const integration = await ensureWebhook(tx, project, id);
+        if (integration.state !== 'active') throw AppError.conflict('the webhook is disabled: enable it first (PATCH {state: "active"})', 'integration_disabled');
+        const message = await db.reopenMessage(tx, { project, integrationID: id, eventID: eventId });
+        if (!message) throw AppError.notFound(`no delivery of event ${eventId} to this webhook`);
+        const job = webhookJobText({ id: eventId, subject: message.subject, payload: message.payload, writtenAt: message.written_at }, id);
+        // A job of its own (a Nats-Msg-Id of its own): the first one's is remembered by the stream for a while.
+        await insertOutbox(tx, [{ subject: job.subject, payload: JSON.parse(job.payload) as unknown, msgId: `${job.msgId}:again:${Date.now()}` }]);
+      });
+      deps.eventsWritten();
+      log.info({ project, integration: id, event: eventId }, 'webhook delivery asked for again');
+      return { eventId, queued: true as const };
+    }),
+  ];
+
+  return {
+    routes,
+    async backlogSeconds() {
+      // The oldest delivery job still in JOBS (a work queue: a delivered one is gone), by when the relay stored it.
+      const reply = await deps.nc.request(`$JS.API.STREAM.MSG.GET.${JobStream.name}`, JSON.stringify({ seq: 1, next_by_subj: WebhookJobFilter }), { timeout: 2000 });
+      const answer = reply.json<{ message?: { time: string }; error?: { code: number } }>();
+      if (!answer.message) return 0;
+      return Math.max(0, (Date.now() - Date.parse(answer.message.time)) / 1000);
+    },
+    async startDeliveries() {
+      if (webhooks.senders <= 0) return undefined;
+      return startBatchJobConsumer(
+        { nc: deps.nc, log, metrics: deps.metrics },
+        // JetStream only brings a job back after a worker died with it: the attempts and their schedule are ours.
+        { durable: 'webhooks', filter: WebhookJobFilter, retryScheduleMs: [RedeliveryMs], maxAttempts: 100_000, concurrency: webhooks.senders, ownSchedule: true },
+        deliverBatch,
+      );
+    },
+    close: () => sender.close(),
+  };
+}
+
+async function ensureWebhook(db: Sql | TransactionSql, project: string, id: string): Promise<{ state: string }> {
+  const [row] = await db<{ kind: string; state: string }[]>`select kind, state from integrations where project = ${project} and id = ${id}`;
+  if (!row) throw AppError.notFound(`no integration ${id}`);
+  if (row.kind !== 'webhook') throw AppError.badRequest(`integration ${id} is not a webhook: it has no deliveries`, []);
+  return row;
+}
+
+/** When the event happened: its own time when it carries one, else when it was written. */
+function eventTime(job: WebhookJob): string {
+  const at = (job.event as { at?: unknown } | null)?.at;
+  return typeof at === 'string' ? at : job.writtenAt;
+}
+
+/** `delivered`, `rejected` (an answer that is not 2xx), `timeout`, `connection_failed`. */
+function resultLabel(sent: SendResult): string {
+  if (sent.delivered) return 'delivered';
+  if (sent.status === 'timeout' || sent.status === 'connection_failed') return sent.status;
+  return 'rejected';
+}
+
+/**
+ * Gathers what callers hand in during one turn of the event loop into one call of `flush`; each
+ * caller's promise settles with that call.
+ */
+function gatherer<T>(flush: (items: T[]) => Promise<void>): (item: T) => Promise<void> {
+  let pending: Array<{ item: T; done: () => void; failed: (err: unknown) => void }> = [];
+  return (item) =>
+    new Promise<void>((resolve, reject) => {
+      if (!pending.length) {
+        setImmediate(() => {
+          const batch = pending;
+          pending = [];
+          flush(batch.map((p) => p.item)).then(
+            () => batch.forEach((p) => p.done()),
+            (err: unknown) => batch.forEach((p) => p.failed(err)),
+          );
+        });
+      }
+      pending.push({ item, done: resolve, failed: reject });
+    });
+}
+
+/** Spreads the events that wait for one receiver over a second. */
+function jitter(): number {
+  return Math.floor(Math.random() * 1000);
+}
