@@ -11,6 +11,7 @@ import { messagePlaneScenario } from './scenarios/message-plane.js';
 import { receiptScenario } from './scenarios/receipt.js';
 import { runtimesScenario } from './scenarios/runtimes.js';
 import { shopGet } from './scenarios/shop-get.js';
+import { webhooksScenario } from './scenarios/webhooks.js';
 
 /**
  * npm run bench [-- <scenario> ...]: runs the scenarios (all by default) and prints their figures,
@@ -29,6 +30,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
   capacity: capacityScenario,
   runtimes: runtimesScenario,
   'message-plane': messagePlaneScenario,
+  webhooks: webhooksScenario,
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -2,10 +2,11 @@ import { setPriority } from 'node:os';
 import { createInterface } from 'node:readline';
 import { startFiskalyStandIn } from '../test/support/fiskaly-stand-in.js';
 import { startStandIn } from './fulfillment-stand-in.js';
+import { startWebhookStandIn } from './webhook-stand-in.js';
 import type { StandInKind, StandIns } from './stand-ins.js';
 
 /**
- * `node dist/bench/stand-in-process.js fiskaly|fulfillment`: a stand-in of an outside service in a
+ * `node dist/bench/stand-in-process.js fiskaly|fulfillment|webhook`: a stand-in of an outside service in a
  * process of its own (stand-ins.ts starts it and speaks to it). An outside service runs on other
  * machines; in the bench's process, its work would hold up the load generator.
  *
@@ -54,7 +55,19 @@ async function start(): Promise<Handle<StandInKind>> {
     };
     return handle;
   }
-  throw new Error(`unknown stand-in ${kind}; known: fiskaly, fulfillment`);
+  if (kind === 'webhook') {
+    const receiver = await startWebhookStandIn();
+    stops.push(() => receiver.close());
+    const handle: Handle<'webhook'> = {
+      info: { url: receiver.url },
+      set: ({ reset }) => {
+        if (reset) receiver.reset();
+      },
+      stats: () => receiver.stats(),
+    };
+    return handle;
+  }
+  throw new Error(`unknown stand-in ${kind}; known: fiskaly, fulfillment, webhook`);
 }
 
 const handle = await start();

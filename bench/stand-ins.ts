@@ -19,6 +19,13 @@ export interface StandIns {
     /** `applied`: each Idempotency-Key the service applied, with the state it was asked for. */
     stats: { calls: number; applied: Array<[string, string]> };
   };
+  webhook: {
+    info: { url: string };
+    /** `reset`: forget what was received (a new phase). */
+    settings: { reset?: boolean };
+    /** Deliveries received, distinct webhook-ids, and the time from each event to its arrival (ms): p50, p99, max. */
+    stats: { received: number; distinct: number; p50Ms: number; p99Ms: number; maxMs: number };
+  };
 }
 export type StandInKind = keyof StandIns;
 

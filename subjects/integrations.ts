@@ -192,20 +192,27 @@ export function revocationJob(payload: RevocationJob): { subject: string; payloa
   return { subject: jobSubject('revocation', payload.project, payload.integrationID), payload, msgId: `revocation:${payload.account}:${payload.issuedAt}` };
 }
 
+/** An event as a webhook delivery job carries it. */
+export const WebhookEvent = z.object({
+  eventID: z.string().min(1).max(200).describe('The event\'s outbox id: its Nats-Msg-Id, and the webhook-id every attempt carries'),
+  type: z.string().describe('The event type, <domain>.<event>'),
+  subject: z.string().describe('The event\'s subject'),
+  writtenAt: z.iso.datetime().describe('When the change wrote the event'),
+  event: z.unknown().describe('The event, as /asyncapi.json documents it: the webhook body\'s data'),
+});
+export type WebhookEvent = z.infer<typeof WebhookEvent>;
+
 /**
- * A webhook delivery: one event for one webhook integration. The outbox relay publishes it beside
- * the event (actors/outbox/relay.ts), with Nats-Msg-Id `webhook:<integration>:<event id>`, so that a
- * relay that publishes a batch again does not deliver twice; the webhooks pool POSTs it.
+ * Webhook deliveries: the events of one outbox batch that one webhook asks for (each POSTed on its
+ * own). The outbox relay publishes it beside the events (actors/outbox/relay.ts), with a
+ * Nats-Msg-Id made of the webhook and the batch's events, so that a relay that publishes a batch
+ * again does not queue it twice; the webhooks pool delivers it, and records each event's attempts.
  */
 export const WebhookJob = z
   .object({
     project: ProjectId,
     integrationID: IntegrationId.describe('The webhook integration'),
-    eventID: z.string().min(1).max(200).describe('The event\'s outbox id: its Nats-Msg-Id, and the webhook-id every attempt carries'),
-    type: z.string().describe('The event type, <domain>.<event>'),
-    subject: z.string().describe('The event\'s subject'),
-    writtenAt: z.iso.datetime().describe('When the change wrote the event'),
-    event: z.unknown().describe('The event, as /asyncapi.json documents it: the webhook body\'s data'),
+    events: z.array(WebhookEvent).min(1).max(100),
   })
   .meta({ id: 'WebhookJob' });
 export type WebhookJob = z.infer<typeof WebhookJob>;
@@ -218,12 +225,19 @@ export function eventTypeOf(subject: string): string {
   return `${tokens[2]}.${tokens[4]}`;
 }
 
+/** The events one webhook delivery job carries at most (a batch's events for one webhook are split into jobs of this many). */
+export const WebhookEventsPerJob = 100;
+
 /**
- * A webhook delivery job as the relay publishes it, from an outbox row's text: the event's JSON goes
+ * A webhook delivery job as the relay publishes it, from outbox rows' text: each event's JSON goes
  * in as written (it is not parsed and written again).
  */
-export function webhookJobText(row: { id: string; subject: string; payload: string; writtenAt: string }, integrationID: string): { subject: string; msgId: string; payload: string } {
-  const project = row.subject.split('.')[1] ?? '';
-  const head = JSON.stringify({ project, integrationID, eventID: row.id, type: eventTypeOf(row.subject), subject: row.subject, writtenAt: row.writtenAt });
-  return { subject: jobSubject('webhook', project, integrationID), msgId: `webhook:${integrationID}:${row.id}`, payload: `${head.slice(0, -1)},"event":${row.payload}}` };
+export function webhookJobText(rows: ReadonlyArray<{ id: string; subject: string; payload: string; writtenAt: string }>, integrationID: string): { subject: string; msgId: string; payload: string } {
+  const project = rows[0]!.subject.split('.')[1] ?? '';
+  const events = rows.map((row) => {
+    const head = JSON.stringify({ eventID: row.id, type: eventTypeOf(row.subject), subject: row.subject, writtenAt: row.writtenAt });
+    return `${head.slice(0, -1)},"event":${row.payload}}`;
+  });
+  const msgId = `webhook:${integrationID}:${rows[0]!.id}:${rows.length}:${rows.at(-1)!.id}`;
+  return { subject: jobSubject('webhook', project, integrationID), msgId, payload: `${JSON.stringify({ project, integrationID }).slice(0, -1)},"events":[${events.join(',')}]}` };
 }

@@ -2,11 +2,11 @@ import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/tr
 import type { Logger } from '../../src/logger.js';
 import { logLoopFailure, type Sql } from '../../src/infra/postgres.js';
 import { takeOldestEvents, vacuumOutbox, type OutboxRow } from './sql.js';
-import { webhookJobText } from '../../subjects/integrations.js';
+import { webhookJobText, WebhookEventsPerJob } from '../../subjects/integrations.js';
 
 /**
  * Publishes the outbox to JetStream: the oldest events first, each with Nats-Msg-Id = its row id
- * (and an event's webhook delivery jobs beside it, one per webhook that asks for it),
+ * (and the batch's webhook deliveries after them: a job per webhook, with the events it asks for),
  * taken out in a transaction that commits once the stream acknowledged them. If the process dies
  * in between, the rows are published again and the stream drops the repeats (duplicate window).
  * A batch leaves as one write with one reply subscription (publishBatch), its acks awaited together.
@@ -138,7 +138,7 @@ function createBatchPublisher(nc: NatsConnection) {
         const timer = setTimeout(() => waiting?.done(new Error(`no ack from the stream within ${timeoutMs} ms`)), timeoutMs);
         waiting = {
           batch,
-          left: rows.reduce((n, row) => n + 1 + (row.webhooks?.length ?? 0), 0),
+          left: rows.length + webhookJobCount(rows),
           done: (err) => {
             clearTimeout(timer);
             waiting = undefined;
@@ -152,18 +152,40 @@ function createBatchPublisher(nc: NatsConnection) {
           h.set('Nats-Msg-Id', msgId);
           nc.publish(subject, payload, { reply: `${inbox}.${batch}.${i++}`, headers: h });
         };
-        for (const row of rows) {
-          send(row.subject, row.id, row.payload);
-          // The event's webhook deliveries leave with it, and are deduplicated with it.
-          for (const integration of row.webhooks ?? []) {
-            const job = webhookJobText({ id: row.id, subject: row.subject, payload: row.payload, writtenAt: row.written_at }, integration);
-            send(job.subject, job.msgId, job.payload);
-          }
-        }
+        for (const row of rows) send(row.subject, row.id, row.payload);
+        // The batch's webhook deliveries leave with its events: a job per webhook for the events it asks for.
+        for (const job of webhookJobs(rows)) send(job.subject, job.msgId, job.payload);
       });
     },
     close: () => subscription.unsubscribe(),
   };
+}
+
+/** The events of a batch each webhook asks for, in order. */
+function eventsByWebhook(rows: readonly OutboxRow[]): Map<string, OutboxRow[]> {
+  const byWebhook = new Map<string, OutboxRow[]>();
+  for (const row of rows) {
+    for (const integration of row.webhooks ?? []) {
+      const list = byWebhook.get(integration) ?? [];
+      list.push(row);
+      byWebhook.set(integration, list);
+    }
+  }
+  return byWebhook;
+}
+
+function* webhookJobs(rows: readonly OutboxRow[]) {
+  for (const [integration, events] of eventsByWebhook(rows)) {
+    for (let i = 0; i < events.length; i += WebhookEventsPerJob) {
+      yield webhookJobText(events.slice(i, i + WebhookEventsPerJob).map((row) => ({ id: row.id, subject: row.subject, payload: row.payload, writtenAt: row.written_at })), integration);
+    }
+  }
+}
+
+function webhookJobCount(rows: readonly OutboxRow[]): number {
+  let count = 0;
+  for (const events of eventsByWebhook(rows).values()) count += Math.ceil(events.length / WebhookEventsPerJob);
+  return count;
 }
 
 /** Why the stream did not take a published row, or undefined for its ack. */

@@ -7,7 +7,7 @@ import type { Logger } from '../../src/logger.js';
 import { readJob, retryDelay, startBatchJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import type { KeyRing } from '../../src/secrets/key-ring.js';
-import { integrations, WebhookJob, WebhookJobFilter, webhookJobText } from '../../subjects/integrations.js';
+import { integrations, WebhookJob, WebhookJobFilter, webhookJobText, type WebhookEvent } from '../../subjects/integrations.js';
 import { insertOutbox } from '../outbox/sql.js';
 import { JobStream } from '../../subjects/jobs.js';
 import { webhookSecretPurpose } from './secrets.js';
@@ -78,63 +78,89 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
     for (const integration of disabled) log.error({ integration }, 'webhook disabled: its deliveries failed too many times in a row');
   });
 
-  const deliver = async (job: WebhookJob, key: db.DeliveryKey, state: db.DeliveryState, attempt: number): Promise<JobOutcome> => {
-    const body = JSON.stringify({ type: job.type, timestamp: eventTime(job), data: job.event });
+  /** One event's attempt: sent, recorded; answers when it may be tried again (undefined: it is done). */
+  const deliver = async (job: WebhookJob, event: WebhookEvent, state: db.DeliveryState): Promise<number | undefined> => {
+    const attempt = state.attempts + 1;
+    const payload = JSON.stringify(event.event);
+    const body = `{"type":${JSON.stringify(event.type)},"timestamp":${JSON.stringify(eventTime(event))},"data":${payload}}`;
     const signing = [open(state.secret!, job.project, job.integrationID), ...(state.previous_secret ? [open(state.previous_secret, job.project, job.integrationID)] : [])];
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = {
       'content-type': 'application/json',
       'user-agent': deps.userAgent,
-      'webhook-id': job.eventID,
+      'webhook-id': event.eventID,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': webhookSignature(signing, job.eventID, timestamp, body),
+      'webhook-signature': webhookSignature(signing, event.eventID, timestamp, body),
     };
     const sent = await sender.send(state.url!, headers, body, webhooks.timeoutMs);
     deps.metrics?.webhookDeliveries.inc({ result: resultLabel(sent) });
     const last = !sent.delivered && attempt >= webhooks.maxAttempts;
-    const retryInMs = sent.delivered || last ? null : retryDelay(webhooks.retryScheduleMs, attempt);
+    const retryInMs = sent.delivered || last ? undefined : retryDelay(webhooks.retryScheduleMs, attempt);
     await recorder({
-      ...key,
-      eventType: job.type,
-      subject: job.subject,
-      payload: JSON.stringify(job.event),
-      writtenAt: job.writtenAt,
+      project: job.project,
+      integrationID: job.integrationID,
+      eventID: event.eventID,
+      eventType: event.type,
+      subject: event.subject,
+      payload,
+      writtenAt: event.writtenAt,
       attempt,
       status: sent.status,
       durationMs: sent.durationMs,
       response: sent.response,
       delivered: sent.delivered,
       givenUp: last,
-      retryInMs,
+      retryInMs: retryInMs ?? null,
     });
+    const context = { project: job.project, integration: job.integrationID, event: event.eventID, attempt, status: sent.status };
     if (last) {
-      log.error({ project: job.project, integration: job.integrationID, event: job.eventID, attempts: attempt, status: sent.status }, 'webhook delivery given up after its last attempt');
+      log.error(context, 'webhook delivery given up after its last attempt');
       deps.metrics?.jobsExhausted.inc({ kind: 'webhook' });
     } else if (!sent.delivered) {
-      log.warn({ project: job.project, integration: job.integrationID, event: job.eventID, attempt, status: sent.status }, 'webhook delivery failed; it will be tried again');
+      log.warn(context, 'webhook delivery failed; it will be tried again');
     }
-    return sent.delivered || last ? { kind: 'done' } : { kind: 'retry', reason: `${sent.status} ${sent.response.slice(0, 100)}`, afterMs: retryInMs! };
+    return retryInMs;
   };
 
-  /** A batch's states are read in one statement; each job then goes its own way. */
+  /**
+   * One job: its webhook's events, each sent on its own (side by side) unless delivered or given up
+   * already. While the webhook's receiver fails, the job waits for its next try, and then one event
+   * tries it. The job is done when each of its events is; else it comes back when the earliest of
+   * them may be tried again.
+   */
+  const deliverJob = async (job: WebhookJob, states: readonly db.DeliveryState[], probing: Set<string>): Promise<JobOutcome> => {
+    const first = states[0];
+    if (!first?.state || first.state === 'disabled') return { kind: 'done' };
+    const open = job.events.map((event, i) => ({ event, state: states[i]! })).filter(({ state }) => !state.delivered && !state.given_up);
+    if (!open.length) return { kind: 'done' };
+    if ((first.failed_attempts ?? 0) > 0 && (first.integration_wait_ms ?? 0) > 0) {
+      return { kind: 'retry', reason: 'its receiver failed: waiting for its next try', afterMs: first.integration_wait_ms! + jitter() };
+    }
+    const due = open.filter(({ state }) => (state.message_wait_ms ?? 0) <= 0);
+    const later = open.filter(({ state }) => (state.message_wait_ms ?? 0) > 0).map(({ state }) => state.message_wait_ms!);
+    // A receiver that failed is tried with one event (of one job of the batch) until it answers again.
+    const failing = (first.failed_attempts ?? 0) > 0;
+    const integration = `${job.project}/${job.integrationID}`;
+    const now = !failing ? due : probing.has(integration) ? [] : due.slice(0, 1);
+    if (failing) probing.add(integration);
+    if (now.length < due.length) later.push(1000 + jitter());
+    const retries = (await Promise.all(now.map(({ event, state }) => deliver(job, event, state)))).filter((ms): ms is number => ms !== undefined);
+    const waits = [...later, ...retries];
+    return waits.length ? { kind: 'retry', reason: 'events of the job wait for their next attempt', afterMs: Math.min(...waits) } : { kind: 'done' };
+  };
+
+  /** A batch's states, every event of every job, are read in one statement; each job then goes its own way. */
   const deliverBatch = (jobs: readonly Job[]): Array<Promise<JobOutcome>> => {
     const parsed = jobs.map((job) => readJob(WebhookJob, job, log, 'webhook delivery job'));
-    const keys = parsed.map((p) => ({ project: p?.project ?? '', integrationID: p?.integrationID ?? '', eventID: p?.eventID ?? '' }));
+    const keys = parsed.flatMap((job) => job?.events.map((e) => ({ project: job.project, integrationID: job.integrationID, eventID: e.eventID })) ?? []);
     const states = db.readDeliveryStates(sql, keys);
     const probing = new Set<string>();
-    return parsed.map(async (job, index): Promise<JobOutcome> => {
-      const state = (await states)[index];
-      if (!job || !state?.state || state.state === 'disabled' || state.delivered || state.given_up) return { kind: 'done' };
-      if ((state.message_wait_ms ?? 0) > 0) return { kind: 'retry', reason: 'its next attempt is later', afterMs: state.message_wait_ms! };
-      const integration = `${job.project}/${job.integrationID}`;
-      const failing = (state.failed_attempts ?? 0) > 0;
-      if (failing && (state.integration_wait_ms ?? 0) > 0) {
-        return { kind: 'retry', reason: 'its receiver failed: waiting for its next try', afterMs: state.integration_wait_ms! + jitter() };
-      }
-      // A receiver that failed is tried with one event at a time until it answers again.
-      if (failing && probing.has(integration)) return { kind: 'retry', reason: 'another event tries its receiver', afterMs: 1000 + jitter() };
-      probing.add(integration);
-      return deliver(job, keys[index]!, state, state.attempts + 1);
+    let offset = 0;
+    return parsed.map(async (job): Promise<JobOutcome> => {
+      if (!job) return { kind: 'done' };
+      const from = offset;
+      offset += job.events.length;
+      return deliverJob(job, (await states).slice(from, from + job.events.length), probing);
     });
   };
 
@@ -154,7 +180,7 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
         if (integration.state !== 'active') throw AppError.conflict('the webhook is disabled: enable it first (PATCH {state: "active"})', 'integration_disabled');
         const message = await db.reopenMessage(tx, { project, integrationID: id, eventID: eventId });
         if (!message) throw AppError.notFound(`no delivery of event ${eventId} to this webhook`);
-        const job = webhookJobText({ id: eventId, subject: message.subject, payload: message.payload, writtenAt: message.written_at }, id);
+        const job = webhookJobText([{ id: eventId, subject: message.subject, payload: message.payload, writtenAt: message.written_at }], id);
         // A job of its own (a Nats-Msg-Id of its own): the first one's is remembered by the stream for a while.
         await insertOutbox(tx, [{ subject: job.subject, payload: JSON.parse(job.payload) as unknown, msgId: `${job.msgId}:again:${Date.now()}` }]);
       });
@@ -194,9 +220,9 @@ async function ensureWebhook(db: Sql | TransactionSql, project: string, id: stri
 }
 
 /** When the event happened: its own time when it carries one, else when it was written. */
-function eventTime(job: WebhookJob): string {
-  const at = (job.event as { at?: unknown } | null)?.at;
-  return typeof at === 'string' ? at : job.writtenAt;
+function eventTime(event: WebhookEvent): string {
+  const at = (event.event as { at?: unknown } | null)?.at;
+  return typeof at === 'string' ? at : event.writtenAt;
 }
 
 /** `delivered`, `rejected` (an answer that is not 2xx), `timeout`, `connection_failed`. */

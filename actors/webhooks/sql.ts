@@ -130,7 +130,8 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
                              else i.disabled_reason end,
       updated_at = now()
     from before b
-    where i.project = b.project and i.id = b.id
+    -- A webhook that delivers and has no failures to forget is left as it is (no write per delivery).
+    where i.project = b.project and i.id = b.id and not (b.delivered and b.failed_attempts = 0 and b.failing_since is null)
     returning i.id, i.project, b.disable and b.state = 'active' as disabled_now`;
   return rows.filter((r) => r.disabled_now).map((r) => `${r.project}/${r.id}`);
 }
