@@ -5,6 +5,8 @@
  */
 export interface ErrorDetail {
   path?: string;
+  /** What kind of problem, where the API names one (`too_many`, zod's issue codes). */
+  code?: string;
   message?: string;
 }
 

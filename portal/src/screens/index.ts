@@ -9,6 +9,7 @@ import { Coupons } from './coupons/index.js';
 import { Orders } from './orders.js';
 import { Promotions } from './promotions/index.js';
 import { Accounts } from './accounts.js';
+import { Integrations } from './integrations/index.js';
 import { Settings } from './settings.js';
 import { Shops } from './shops.js';
 import { Supervision } from './supervision.js';
@@ -46,5 +47,6 @@ export const Screens: ScreenEntry[] = [
   { id: 'promotions', permission: 'promotionsRead', Title: title('Aktionen', 'Promotions'), Screen: Promotions },
   { id: 'shops', permission: 'shopsRead', Title: title('Shops', 'Shops'), Screen: Shops },
   { id: 'settings', permission: 'projectsWrite', Title: title('Einstellungen', 'Settings'), Screen: Settings },
+  { id: 'integrations', permission: 'projectsWrite', Title: title('Integrationen', 'Integrations'), Screen: Integrations },
   { id: 'accounts', permission: 'projectsWrite', Title: title('Konten', 'Accounts'), Screen: Accounts },
 ];
