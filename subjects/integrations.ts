@@ -198,7 +198,7 @@ export const WebhookEvent = z.object({
   type: z.string().describe('The event type, <domain>.<event>'),
   subject: z.string().describe('The event\'s subject'),
   writtenAt: z.iso.datetime().describe('When the change wrote the event'),
-  event: z.unknown().describe('The event, as /asyncapi.json documents it: the webhook body\'s data'),
+  event: z.string().describe('The event\'s JSON text, as /asyncapi.json documents it: the webhook body\'s data, sent as written'),
 });
 export type WebhookEvent = z.infer<typeof WebhookEvent>;
 
@@ -230,14 +230,11 @@ export const WebhookEventsPerJob = 100;
 
 /**
  * A webhook delivery job as the relay publishes it, from outbox rows' text: each event's JSON goes
- * in as written (it is not parsed and written again).
+ * in as a string, as written (neither the relay nor the worker parses it and writes it again).
  */
 export function webhookJobText(rows: ReadonlyArray<{ id: string; subject: string; payload: string; writtenAt: string }>, integrationID: string): { subject: string; msgId: string; payload: string } {
   const project = rows[0]!.subject.split('.')[1] ?? '';
-  const events = rows.map((row) => {
-    const head = JSON.stringify({ eventID: row.id, type: eventTypeOf(row.subject), subject: row.subject, writtenAt: row.writtenAt });
-    return `${head.slice(0, -1)},"event":${row.payload}}`;
-  });
+  const events = rows.map((row) => JSON.stringify({ eventID: row.id, type: eventTypeOf(row.subject), subject: row.subject, writtenAt: row.writtenAt, event: row.payload }));
   const msgId = `webhook:${integrationID}:${rows[0]!.id}:${rows.length}:${rows.at(-1)!.id}`;
   return { subject: jobSubject('webhook', project, integrationID), msgId, payload: `${JSON.stringify({ project, integrationID }).slice(0, -1)},"events":[${events.join(',')}]}` };
 }

@@ -72,7 +72,7 @@ t.test('every event of a sale is POSTed signed in Standard Webhooks\' form, each
     t.ok(EventPayloads[domain].safeParse(body.data).success, `${body.type}: data is the event as /asyncapi.json documents it`);
     t.equal(r.headers['content-type'], 'application/json');
     t.match(r.headers['webhook-timestamp'], /^\d{10}$/);
-    t.equal(body.timestamp, body.data.at, 'timestamp: when the event happened');
+    t.ok(Math.abs(Date.parse(body.timestamp) - Date.parse(body.data.at)) < 1000, 'timestamp: when the change wrote the event');
   }
   const ids = got.map((r) => r.headers['webhook-id']);
   t.equal(new Set(ids).size, ids.length, 'each event once, with its own webhook-id');

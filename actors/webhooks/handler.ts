@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AppError } from '../../src/errors.js';
 import type { DestinationPolicy } from '../../src/infra/destinations.js';
@@ -12,7 +13,7 @@ import { insertOutbox } from '../outbox/sql.js';
 import { JobStream } from '../../subjects/jobs.js';
 import { webhookSecretPurpose } from './secrets.js';
 import { createSender, type SendResult } from './sender.js';
-import { webhookSignature } from './signature.js';
+import { webhookSignature, webhookSigningKey } from './signature.js';
 import * as db from './sql.js';
 
 /**
@@ -58,14 +59,16 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
   const { sql, log, secrets, webhooks } = deps;
   const policy: DestinationPolicy = { allowPrivate: webhooks.allowPrivateNetworks };
   const sender = createSender(policy);
-  const opened = new Map<string, string>();
+  // Signing keys by their sealed secret: opened once (a rotation seals a new one).
+  const opened = new Map<string, KeyObject>();
   const open = (sealed: string, project: string, integrationID: string) => {
-    let secret = opened.get(sealed);
-    if (secret === undefined) {
-      secret = secrets.open(sealed, webhookSecretPurpose(project, integrationID));
-      opened.set(sealed, secret);
+    let key = opened.get(sealed);
+    if (key === undefined) {
+      key = webhookSigningKey(secrets.open(sealed, webhookSecretPurpose(project, integrationID)));
+      if (opened.size >= 10_000) opened.clear();
+      opened.set(sealed, key);
     }
-    return secret;
+    return key;
   };
 
   /**
@@ -81,8 +84,8 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
   /** One event's attempt: sent, recorded; answers when it may be tried again (undefined: it is done). */
   const deliver = async (job: WebhookJob, event: WebhookEvent, state: db.DeliveryState): Promise<number | undefined> => {
     const attempt = state.attempts + 1;
-    const payload = JSON.stringify(event.event);
-    const body = `{"type":${JSON.stringify(event.type)},"timestamp":${JSON.stringify(eventTime(event))},"data":${payload}}`;
+    const payload = event.event;
+    const body = `{"type":${JSON.stringify(event.type)},"timestamp":${JSON.stringify(event.writtenAt)},"data":${payload}}`;
     const signing = [open(state.secret!, job.project, job.integrationID), ...(state.previous_secret ? [open(state.previous_secret, job.project, job.integrationID)] : [])];
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = {
@@ -217,12 +220,6 @@ async function ensureWebhook(db: Sql | TransactionSql, project: string, id: stri
   if (!row) throw AppError.notFound(`no integration ${id}`);
   if (row.kind !== 'webhook') throw AppError.badRequest(`integration ${id} is not a webhook: it has no deliveries`, []);
   return row;
-}
-
-/** When the event happened: its own time when it carries one, else when it was written. */
-function eventTime(event: WebhookEvent): string {
-  const at = (event.event as { at?: unknown } | null)?.at;
-  return typeof at === 'string' ? at : event.writtenAt;
 }
 
 /** `delivered`, `rejected` (an answer that is not 2xx), `timeout`, `connection_failed`. */

@@ -29,6 +29,20 @@ export function createSender(policy: DestinationPolicy) {
     'https:': new https.Agent({ keepAlive: true, maxSockets: 16, lookup }),
   };
 
+  /** Each URL's request target, parsed and checked once (the policy is the sender's for its life). */
+  const targets = new Map<string, Target | { refused: string }>();
+  const targetOf = (url: string) => {
+    let target = targets.get(url);
+    if (!target) {
+      const parsed = new URL(url);
+      const refused = urlProblem(parsed, policy);
+      target = refused ? { refused } : { transport: parsed.protocol === 'https:' ? https : http, agent: agents[parsed.protocol as keyof typeof agents], hostname: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port: parsed.port, path: `${parsed.pathname}${parsed.search}`, host: parsed.host };
+      if (targets.size >= 10_000) targets.clear();
+      targets.set(url, target);
+    }
+    return target;
+  };
+
   return {
     send(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendResult> {
       const started = performance.now();
@@ -38,10 +52,11 @@ export function createSender(policy: DestinationPolicy) {
         durationMs: Math.round(performance.now() - started),
         response: Buffer.from(response).subarray(0, KeptResponseBytes).toString('utf8'),
       });
-      const target = new URL(url);
-      const refused = urlProblem(target, policy);
-      if (refused) return Promise.resolve(result('connection_failed', `refused destination: ${refused}`));
-      const transport = target.protocol === 'https:' ? https : http;
+      const target = targetOf(url);
+      if ('refused' in target) return Promise.resolve(result('connection_failed', `refused destination: ${target.refused}`));
+      // The headers as one flat list: written as they are (no per-header bookkeeping), Host among them.
+      const raw = ['host', target.host, 'content-length', String(Buffer.byteLength(body))];
+      for (const name in headers) raw.push(name, headers[name]!);
       return new Promise((resolve) => {
         let settled = false;
         const settle = (value: SendResult) => {
@@ -50,13 +65,8 @@ export function createSender(policy: DestinationPolicy) {
           clearTimeout(timer);
           resolve(value);
         };
-        const request = transport.request(
-          target,
-          {
-            method: 'POST',
-            headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-            agent: agents[target.protocol as keyof typeof agents],
-          },
+        const request = target.transport.request(
+          { method: 'POST', hostname: target.hostname, port: target.port, path: target.path, headers: raw, agent: target.agent },
           (response) => {
             const chunks: Buffer[] = [];
             let length = 0;
@@ -86,6 +96,16 @@ export function createSender(policy: DestinationPolicy) {
       agents['https:'].destroy();
     },
   };
+}
+
+interface Target {
+  transport: typeof http | typeof https;
+  agent: http.Agent;
+  hostname: string;
+  port: string;
+  path: string;
+  /** The Host header: host and port as the URL has them. */
+  host: string;
 }
 
 export type WebhookSender = ReturnType<typeof createSender>;

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 /**
  * Standard Webhooks' signature (https://www.standardwebhooks.com): `v1,<base64 HMAC-SHA256 of
@@ -13,11 +13,11 @@ export function newWebhookSecret(): string {
   return `${SecretPrefix}${randomBytes(32).toString('base64')}`;
 }
 
-export function webhookSignature(secrets: readonly string[], id: string, timestamp: number, body: string): string {
-  return secrets
-    .map((secret) => {
-      const key = Buffer.from(secret.slice(SecretPrefix.length), 'base64');
-      return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
-    })
-    .join(' ');
+/** The HMAC key a `whsec_` secret carries, made once per secret (a raw key is prepared anew on every use). */
+export function webhookSigningKey(secret: string): KeyObject {
+  return createSecretKey(Buffer.from(secret.slice(SecretPrefix.length), 'base64'));
+}
+
+export function webhookSignature(keys: readonly KeyObject[], id: string, timestamp: number, body: string): string {
+  return keys.map((key) => `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64')}`).join(' ');
 }

@@ -28,6 +28,7 @@ export interface DeliveryKey {
   eventID: string;
 }
 
+/** Each job's row looked up by its key (a lateral subquery kept from becoming a join: see recordAttempts). */
 export async function readDeliveryStates(sql: Sql, jobs: readonly DeliveryKey[]): Promise<DeliveryState[]> {
   return sql<DeliveryState[]>`
     select j.n::int as n, i.state, i.url, i.secret,
@@ -37,8 +38,8 @@ export async function readDeliveryStates(sql: Sql, jobs: readonly DeliveryKey[])
            m.delivered_at is not null as delivered, m.failed_at is not null as given_up
     from unnest(${jobs.map((j) => j.project)}::text[], ${jobs.map((j) => j.integrationID)}::text[], ${jobs.map((j) => j.eventID)}::text[])
          with ordinality as j(project, integration_id, event_id, n)
-    left join integrations i on i.project = j.project and i.id = j.integration_id and i.kind = 'webhook'
-    left join webhook_messages m on m.project = j.project and m.integration_id = j.integration_id and m.event_id = j.event_id
+    left join lateral (select * from integrations i where i.project = j.project and i.id = j.integration_id and i.kind = 'webhook' offset 0) i on true
+    left join lateral (select * from webhook_messages m where m.project = j.project and m.integration_id = j.integration_id and m.event_id = j.event_id offset 0) m on true
     order by j.n`;
 }
 
@@ -69,41 +70,43 @@ export interface AttemptRecord extends DeliveryKey {
  */
 export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[], integrationDelaysMs: readonly number[], maxAttempts: number): Promise<string[]> {
   if (!attempts.length) return [];
-  const input = attempts.map((a) => ({
-    project: a.project,
-    integration_id: a.integrationID,
-    event_id: a.eventID,
-    event_type: a.eventType,
-    subject: a.subject,
-    payload: a.payload,
-    written_at: a.writtenAt,
-    attempt: a.attempt,
-    status: a.status,
-    duration_ms: a.durationMs,
-    response: a.response,
-    delivered: a.delivered,
-    given_up: a.givenUp,
-    retry_in_ms: a.retryInMs,
-  }));
+  // Every column as text (the driver sends booleans and nulls in an array as no array type takes them), cast in the statement.
+  const column = <K extends keyof AttemptRecord>(key: K) => attempts.map((a) => (a[key] === null ? null : String(a[key])));
   const rows = await sql<{ id: string; project: string; disabled_now: boolean }[]>`
     with a as (
-      select * from json_to_recordset(${JSON.stringify(input)}::text::json) as a(
-        project text, integration_id text, event_id text, event_type text, subject text, payload text, written_at timestamptz, attempt int,
-        status text, duration_ms int, response text, delivered boolean, given_up boolean, retry_in_ms int)
+      select * from unnest(
+        ${column('project')}::text[], ${column('integrationID')}::text[], ${column('eventID')}::text[], ${column('eventType')}::text[],
+        ${column('subject')}::text[], ${column('payload')}::text[], ${column('writtenAt')}::text[]::timestamptz[], ${column('attempt')}::text[]::int[],
+        ${column('status')}::text[], ${column('durationMs')}::text[]::int[], ${column('response')}::text[], ${column('delivered')}::text[]::boolean[],
+        ${column('givenUp')}::text[]::boolean[], ${column('retryInMs')}::text[]::int[]
+      ) as a(project, integration_id, event_id, event_type, subject, payload, written_at, attempt, status, duration_ms, response, delivered, given_up, retry_in_ms)
+    ),
+    previous as (
+      -- The events' latest attempts so far: they move to webhook_attempts (the statement's snapshot sees them as they were).
+      -- Each looked up by its key: a lateral subquery that offset 0 keeps from being made a join, which a
+      -- planner with statistics older than the table's growth ran as a scan of the whole table.
+      select m.project, m.integration_id, m.event_id, m.event_type, m.attempts, m.last_attempt_at, m.last_status, m.last_duration_ms, m.last_response
+      from a cross join lateral (
+        select * from webhook_messages m where m.project = a.project and m.integration_id = a.integration_id and m.event_id = a.event_id offset 0
+      ) m
+    ),
+    moved as (
+      insert into webhook_attempts (project, integration_id, event_id, event_type, attempt, at, status, duration_ms, response)
+      select project, integration_id, event_id, event_type, attempts, last_attempt_at, last_status, last_duration_ms, last_response from previous
     ),
     messages as (
-      insert into webhook_messages as m (project, integration_id, event_id, event_type, subject, payload, written_at, attempts, next_attempt_at, delivered_at, failed_at)
-      select project, integration_id, event_id, event_type, subject, payload::json, written_at, attempt,
+      insert into webhook_messages as m (project, integration_id, event_id, event_type, subject, payload, written_at, attempts, next_attempt_at, delivered_at, failed_at,
+                                         last_attempt_at, last_status, last_duration_ms, last_response)
+      select project, integration_id, event_id, event_type, subject, payload, written_at, attempt,
              case when retry_in_ms is not null then now() + retry_in_ms * interval '1 millisecond' end,
-             case when delivered then now() end, case when given_up then now() end
+             case when delivered then now() end, case when given_up then now() end,
+             now(), status, duration_ms, response
       from a
       on conflict (project, integration_id, event_id) do update
         set attempts = greatest(m.attempts, excluded.attempts), next_attempt_at = excluded.next_attempt_at,
-            delivered_at = coalesce(excluded.delivered_at, m.delivered_at), failed_at = excluded.failed_at
-    ),
-    logged as (
-      insert into webhook_attempts (project, integration_id, event_id, event_type, attempt, status, duration_ms, response)
-      select project, integration_id, event_id, event_type, attempt, status, duration_ms, response from a
+            delivered_at = coalesce(excluded.delivered_at, m.delivered_at), failed_at = excluded.failed_at,
+            last_attempt_at = excluded.last_attempt_at, last_status = excluded.last_status,
+            last_duration_ms = excluded.last_duration_ms, last_response = excluded.last_response
     ),
     outcome as (
       select project, integration_id, bool_or(delivered) as delivered,
@@ -136,15 +139,23 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
   return rows.filter((r) => r.disabled_now).map((r) => `${r.project}/${r.id}`);
 }
 
+/** Every attempt of the integration, newest first: the latest of each event (webhook_messages) and those before (webhook_attempts). */
 export async function listAttempts(db: Db, project: string, integrationID: string, offset: number, limit: number) {
   return db<Array<{ event_id: string; event_type: string; attempt: number; at: Date; status: string; duration_ms: number; response: string }>>`
-    select event_id, event_type, attempt, at, status, duration_ms, response from webhook_attempts
-    where project = ${project} and integration_id = ${integrationID}
-    order by at desc, id desc offset ${offset} limit ${limit}`;
+    select * from (
+      select event_id, event_type, attempt, at, status, duration_ms, response from webhook_attempts
+      where project = ${project} and integration_id = ${integrationID}
+      union all
+      select event_id, event_type, attempts, last_attempt_at, last_status, last_duration_ms, last_response from webhook_messages
+      where project = ${project} and integration_id = ${integrationID}
+    ) attempts
+    order by at desc, attempt desc offset ${offset} limit ${limit}`;
 }
 
 export async function countAttempts(db: Db, project: string, integrationID: string): Promise<number> {
-  const [row] = await db<{ n: number }[]>`select count(*)::int as n from webhook_attempts where project = ${project} and integration_id = ${integrationID}`;
+  const [row] = await db<{ n: number }[]>`
+    select (select count(*) from webhook_attempts where project = ${project} and integration_id = ${integrationID})::int
+         + (select count(*) from webhook_messages where project = ${project} and integration_id = ${integrationID})::int as n`;
   return row?.n ?? 0;
 }
 
@@ -153,6 +164,6 @@ export async function reopenMessage(tx: TransactionSql, key: DeliveryKey): Promi
   const [row] = await tx<Array<{ event_type: string; payload: string; written_at: string; subject: string }>>`
     update webhook_messages set delivered_at = null, failed_at = null, next_attempt_at = null
     where project = ${key.project} and integration_id = ${key.integrationID} and event_id = ${key.eventID}
-    returning event_type, payload::text as payload, to_char(written_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as written_at, subject`;
+    returning event_type, payload, to_char(written_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as written_at, subject`;
   return row;
 }

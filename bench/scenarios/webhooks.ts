@@ -62,9 +62,12 @@ export async function webhooksScenario(): Promise<string[]> {
     return [
       `webhooks: the full checkout flow, ${Concurrency} concurrent flows, without and with a webhook that receives every event (a local receiver), in alternating turns`,
       ...describe('  without webhooks', without),
+      `    turns: ${turnsOf(without)}`,
       ...describe('  with a webhook', withHooks),
+      `    turns: ${turnsOf(withHooks)}`,
       `  deliveries: ${received.received} received (${received.distinct} distinct events), about ${deliveriesPerFlow.toFixed(1)} a flow; from the event's write to its 2xx: p50 ${received.p50Ms} ms, p99 ${received.p99Ms} ms, max ${received.maxMs} ms; goal p99 ≤ 1000 ms: ${received.p99Ms <= 1000 ? 'met' : 'NOT met'}`,
       `  backlog: at most ${backlog.max()} deliveries waiting at a sample (every 250 ms), none left ${backlog.drainSeconds().toFixed(1)} s after a turn at the most: ${backlog.max() < Concurrency * 100 ? 'bounded' : 'NOT bounded'}`,
+      `  jobs: ${backlog.jobsDelivered()} handed to the senders, about ${(received.received / Math.max(1, backlog.jobsDelivered())).toFixed(1)} deliveries a job`,
       `  CPU per delivery: ${perDelivery.toFixed(3)} ms (the platform's processes)`,
       `ratio webhooks: ${ratio.toFixed(3)} (CPU per flow with the webhook over without; goal ≤ 1.15: ${ratio <= 1.15 ? 'met' : 'NOT met'})`,
     ];
@@ -72,6 +75,11 @@ export async function webhooksScenario(): Promise<string[]> {
     await bench?.close();
     await receiver.stop();
   }
+}
+
+/** Each measured turn's CPU per flow, all processes but the bench's: how much the run drifted. */
+function turnsOf(r: FlowResult): string {
+  return `${r.turnCpuPerFlow.map((ms) => ms.toFixed(1)).join(' ')} ms a flow`;
 }
 
 /** The warm-up of runFlowsInTurns runs 2 s per flow before the turns: estimated from the turns' rate. */
@@ -88,15 +96,17 @@ function sampleBacklog(monitorUrl: string) {
   let max = 0;
   let running = true;
   let longestDrainMs = 0;
+  let delivered = 0;
   const read = async (): Promise<number> => {
     const jsz = (await (await fetch(`${monitorUrl}/jsz?accounts=true&streams=true&consumers=true`)).json()) as {
-      account_details?: Array<{ stream_detail?: Array<{ name: string; consumer_detail?: Array<{ name: string; num_pending: number; num_ack_pending: number }> }> }>;
+      account_details?: Array<{ stream_detail?: Array<{ name: string; consumer_detail?: Array<{ name: string; num_pending: number; num_ack_pending: number; delivered: { consumer_seq: number } }> }> }>;
     };
     const consumer = (jsz.account_details ?? [])
       .flatMap((a) => a.stream_detail ?? [])
       .filter((s) => s.name === 'JOBS')
       .flatMap((s) => s.consumer_detail ?? [])
       .find((c) => c.name === 'webhooks');
+    delivered = consumer?.delivered.consumer_seq ?? delivered;
     return consumer ? consumer.num_pending + consumer.num_ack_pending : 0;
   };
   const loop = (async () => {
@@ -107,6 +117,8 @@ function sampleBacklog(monitorUrl: string) {
   })();
   return {
     max: () => max,
+    /** Delivery jobs handed to the senders so far (each job once, and again when it comes back). */
+    jobsDelivered: () => delivered,
     drainSeconds: () => longestDrainMs / 1000,
     async drained() {
       const started = Date.now();
