@@ -1,6 +1,7 @@
 import { cpus } from 'node:os';
 import { capacityScenario } from './scenarios/capacity.js';
 import { checkoutInfoScenario } from './scenarios/checkout-info.js';
+import { costScenario } from './scenarios/cost.js';
 import { closingScenario } from './scenarios/closing.js';
 import { fiscalScenario } from './scenarios/fiscal.js';
 import { fullFlowScenario } from './scenarios/full-flow.js';
@@ -31,6 +32,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
   runtimes: runtimesScenario,
   'message-plane': messagePlaneScenario,
   webhooks: webhooksScenario,
+  cost: costScenario,
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

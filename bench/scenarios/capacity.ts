@@ -1,8 +1,8 @@
 import postgres from 'postgres';
 import { fixtureProduct } from '../fixtures.js';
-import { processCpuMs } from '../cpu.js';
 import { createSender, expectStatus, runFlows, type FlowDefinition } from '../flows.js';
 import { startBench, type Bench } from '../harness.js';
+import { costPerOperation, resourceSampler, statisticsReported } from '../resources.js';
 import { seedCatalog, type BenchFiscalization } from '../seed.js';
 import { checkoutFlow } from './full-flow.js';
 
@@ -82,42 +82,21 @@ export async function capacityScenario(): Promise<string[]> {
 
 /** Runs a phase (which returns how many operations it did) and what it cost each part, per operation. */
 async function measure(bench: Bench, sql: postgres.Sql, phase: () => Promise<number>): Promise<Cost> {
-  const [workersPid, edgePid] = bench.pids as [number, number];
-  const sample = async () => {
-    const [cpu, edge, workers, [db], [wal], varz] = await Promise.all([
-      bench.cpu.sample(),
-      processCpuMs(edgePid),
-      processCpuMs(workersPid),
-      sql<{ transactions: string; rows: string }[]>`
-        select xact_commit + xact_rollback as transactions, tup_inserted + tup_updated + tup_deleted as rows
-        from pg_stat_database where datname = current_database()`,
-      sql<{ lsn: string }[]>`select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as lsn`,
-      fetch(`${bench.natsMonitorUrl}/varz`).then((r) => r.json() as Promise<{ in_msgs: number; out_msgs: number }>),
-    ]);
-    return { cpu, edge, workers, transactions: Number(db!.transactions), rows: Number(db!.rows), wal: Number(wal!.lsn), messages: varz.in_msgs + varz.out_msgs };
-  };
+  const sample = resourceSampler(bench, sql);
   const before = await sample();
   const started = performance.now();
   const operations = await phase();
   const seconds = (performance.now() - started) / 1000;
-  // Backends report their statistics at most once a second.
-  await new Promise((resolve) => setTimeout(resolve, 1500));
-  const after = await sample();
-  const per = (value: number) => value / Math.max(1, operations);
+  await statisticsReported();
+  const cost = costPerOperation(before, await sample(), operations);
   return {
     operations,
     perSecond: operations / seconds,
-    cpuMs: {
-      edge: per(after.edge - before.edge),
-      workers: per(after.workers - before.workers),
-      postgres: per(after.cpu.postgres - before.cpu.postgres),
-      nats: per(after.cpu['nats-server'] - before.cpu['nats-server']),
-    },
-    // The statistics' own reads (two per sample) are not the operation's.
-    transactions: per(after.transactions - before.transactions - 2),
-    rowsWritten: per(after.rows - before.rows),
-    walBytes: per(after.wal - before.wal),
-    natsMessages: per(after.messages - before.messages),
+    cpuMs: { edge: cost.edge, workers: cost.workers, postgres: cost.postgres, nats: cost.nats },
+    transactions: cost.transactions,
+    rowsWritten: cost.rows,
+    walBytes: cost.walBytes,
+    natsMessages: cost.natsMessages,
   };
 }
 

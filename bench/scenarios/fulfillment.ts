@@ -40,7 +40,7 @@ export async function fulfillmentScenario(): Promise<string[]> {
     // In turns (without, with, without, ...), each turn's fulfillments and receipts settled before the next.
     let settledAt = 0;
     const between = async () => {
-      settledAt = Math.max(settledAt, await settle(sql));
+      settledAt = Math.max(settledAt, await settleFulfillments(sql));
       await bench.backgroundDone();
     };
     // One cart, the only difference being whether its cola comes out of a vending machine.
@@ -50,7 +50,7 @@ export async function fulfillmentScenario(): Promise<string[]> {
 
     await standIn.set({ failureRate: 0.2 });
     const failing = await runFlows(bench.url, vending, { concurrency: Concurrency, durationSeconds: duration, warmupSeconds: 0 });
-    const settledFailing = await settle(sql);
+    const settledFailing = await settleFulfillments(sql);
     const states = await sql<{ state: string; n: number }[]>`
       select f ->> 'state' as state, count(*)::int as n from checkout_processes, jsonb_array_elements(fulfillments) f group by 1 order by 1`;
     const paid = await sql<{ id: string }[]>`
@@ -81,7 +81,8 @@ export async function fulfillmentScenario(): Promise<string[]> {
 }
 
 /** Waits until no fulfillment is under way; answers how long that took. */
-async function settle(sql: postgres.Sql): Promise<number> {
+/** Waits until every fulfillment is settled (none open or allocating, none paid and still only allocated); answers how long it took. */
+export async function settleFulfillments(sql: postgres.Sql): Promise<number> {
   const started = Date.now();
   for (;;) {
     const [row] = await sql<{ n: number }[]>`

@@ -1,0 +1,151 @@
+import postgres from 'postgres';
+import { runFlows, type FlowDefinition } from '../flows.js';
+import { startBench, type Bench } from '../harness.js';
+import { addCost, costPerOperation, emptyCost, platformCpuMs, resourceSampler, statisticsReported, type ResourceCost } from '../resources.js';
+import { seedCatalog, type BenchFiscalization } from '../seed.js';
+import { startStandInProcess } from '../stand-ins.js';
+import { withPromotions } from './checkout-info.js';
+import { settleFulfillments } from './fulfillment.js';
+import { checkoutFlow } from './full-flow.js';
+
+/**
+ * Issue 40's scenario: what a sale costs in resources, per operation, for each kind of flow: CPU of
+ * the edge, the workers, Postgres and nats-server (the stand-ins' apart, not in `cpu`), Postgres
+ * transactions, rows and WAL written, NATS messages (resources.ts). The service runs split (one
+ * ROLE=edge and one ROLE=workers process). The flows take turns (4 each, every other round in
+ * reverse), each turn's background work (receipts, signatures, fulfillment calls) settled and
+ * counted as its flows'. Then the ratios the goals name, of CPU per operation.
+ *
+ * - checkout-info, checkout-info-promotions: the full-flow scenario's 10-item cart priced, without
+ *   and with an active promotion configuration of 200 rules (checkout-info.ts);
+ * - full-flow: the full-flow scenario's flow, its sale not signed (`none`);
+ * - full-flow-local, full-flow-fiskaly: signed by the local signer, by fiskaly (a stand-in answering
+ *   each call after 50 ms, in a process of its own);
+ * - full-flow-vending: the full flow with one vending machine item more (the fulfillment stand-in
+ *   answering at once).
+ */
+const Concurrency = Number(process.env.BENCH_FLOW_CONCURRENCY ?? 16);
+const Turns = 4;
+const TseDelayMs = 50;
+const CatalogSize = 20_000;
+
+interface CostFlow {
+  name: string;
+  flow: FlowDefinition<unknown>;
+}
+
+export async function costScenario(): Promise<string[]> {
+  const fiskaly = await startStandInProcess('fiskaly');
+  await fiskaly.set({ delayMs: TseDelayMs });
+  const fulfillment = await startStandInProcess('fulfillment');
+  const bench = await startBench({ topology: 'split', env: { FULFILLMENT_URL: fulfillment.info.url }, benchPids: [fiskaly.pid, fulfillment.pid] });
+  const sql = postgres(bench.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const flows = await costFlows(bench, fiskaly.info);
+    const sample = resourceSampler(bench, sql, [fiskaly.pid, fulfillment.pid]);
+    const settle = async () => {
+      await settleFulfillments(sql);
+      await bench.backgroundDone();
+    };
+    const seconds = Number(process.env.BENCH_DURATION ?? 10) / Turns;
+    for (const { flow } of flows) await runFlows(bench.url, flow, { concurrency: Concurrency, durationSeconds: 2, warmupSeconds: 0 });
+    await settle();
+
+    const sums = flows.map(() => emptyCost());
+    const operations = flows.map(() => 0);
+    for (let turn = 0; turn < Turns; turn++) {
+      const order = turn % 2 === 0 ? [...flows.keys()] : [...flows.keys()].reverse();
+      for (const index of order) {
+        const before = await sample();
+        const result = await runFlows(bench.url, flows[index]!.flow, { concurrency: Concurrency, durationSeconds: seconds, warmupSeconds: 0 });
+        if (result.failures) throw new Error(`${flows[index]!.name}: ${result.failures} flows failed, the first: ${result.firstFailure}`);
+        await settle();
+        await statisticsReported();
+        addCost(sums[index]!, costPerOperation(before, await sample(), result.flows), result.flows);
+        operations[index]! += result.flows;
+      }
+    }
+    const costs = new Map(flows.map(({ name }, i) => [name, mean(sums[i]!, operations[i]!)]));
+    const cpu = (name: string) => platformCpuMs(costs.get(name)!);
+    const ratio = (name: string, over: string, of: string, goal: number) => {
+      const x = cpu(of) / cpu(over);
+      return `ratio ${name}: ${x.toFixed(3)} (CPU of ${of} over ${over}; goal ≤ ${goal}: ${x <= goal ? 'met' : 'NOT met'})`;
+    };
+    return [
+      `cost: what an operation costs, means over ${Turns} turns each (in alternating order), ${Concurrency} concurrent clients; one edge and one worker process`,
+      ...flows.map(({ name }, i) => `${line(name, costs.get(name)!)}  [${operations[i]} operations]`),
+      `  (cpu: the platform's processes; the stand-ins' CPU apart: ${flows.map(({ name }) => `${name} ${ms(costs.get(name)!.standIns)}`).join(', ')} ms)`,
+      ...goalLines(costs),
+      ratio('signed-local', 'full-flow', 'full-flow-local', 1.1),
+      ratio('signed-fiskaly', 'full-flow', 'full-flow-fiskaly', 1.15),
+      ratio('vending', 'full-flow', 'full-flow-vending', 1.15),
+      ratio('promotions', 'checkout-info', 'checkout-info-promotions', 1.35),
+    ];
+  } finally {
+    await sql.end();
+    await bench.close();
+    await fiskaly.stop();
+    await fulfillment.stop();
+  }
+}
+
+/** The projects (the same catalog each) and their flows. */
+async function costFlows(bench: Bench, tss: { tssId: string; apiKey: string; apiSecret: string; adminPin: string; url: string }): Promise<CostFlow[]> {
+  const projects: Array<[string, BenchFiscalization]> = [
+    ['cost-none', { provider: 'none' }],
+    ['cost-promotions', { provider: 'none' }],
+    ['cost-local', { provider: 'local' }],
+    ['cost-fiskaly', { provider: 'fiskaly', tssId: tss.tssId, apiKey: tss.apiKey, apiSecret: tss.apiSecret, adminPin: tss.adminPin, baseUrl: tss.url }],
+  ];
+  for (const [project, fiscalization] of projects) await seedCatalog(bench, project, CatalogSize, fiscalization);
+  await withPromotions(bench.url, 'cost-promotions', await bench.token({ project: 'cost-promotions', permissions: ['promotionsWrite'] }));
+  await vendingProduct(bench, 'cost-none');
+  const token = (project: string) => bench.token({ project, permissions: ['productsRead', 'updatePricingCheckoutProcess', 'ordersRead'] });
+  const infoOnly = (flow: FlowDefinition<unknown>): FlowDefinition<unknown> => ({ start: flow.start, steps: flow.steps.slice(0, 1) });
+  return [
+    { name: 'checkout-info', flow: infoOnly(checkoutFlow('cost-none', await token('cost-none')) as FlowDefinition<unknown>) },
+    { name: 'checkout-info-promotions', flow: infoOnly(checkoutFlow('cost-promotions', await token('cost-promotions')) as FlowDefinition<unknown>) },
+    { name: 'full-flow', flow: checkoutFlow('cost-none', await token('cost-none')) as FlowDefinition<unknown> },
+    { name: 'full-flow-local', flow: checkoutFlow('cost-local', await token('cost-local')) as FlowDefinition<unknown> },
+    { name: 'full-flow-fiskaly', flow: checkoutFlow('cost-fiskaly', await token('cost-fiskaly')) as FlowDefinition<unknown> },
+    { name: 'full-flow-vending', flow: checkoutFlow('cost-none', await token('cost-none'), [{ sku: 'VEND-1', amount: 1 }]) as FlowDefinition<unknown> },
+  ];
+}
+
+/** A product handed out by a vending machine (reserved when the process is created, delivered once paid). */
+async function vendingProduct(bench: Bench, project: string): Promise<void> {
+  const writer = await bench.token({ project, permissions: ['productsWrite', 'pricingWrite'] });
+  const post = async (path: string, body: object) => {
+    const res = await fetch(`${bench.url}/${project}${path}`, { method: 'POST', headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
+  };
+  await post('/products', { sku: 'VEND-1', name: 'Cola 0,5 l', taxCategory: 'normal', fulfillmentType: 'vending-machine' });
+  await post('/pricing/v2/category/batch', [{ sku: 'VEND-1', category: 'default', prices: [{ price: '2.20', currency: 'EUR', tier: 'list' }] }]);
+}
+
+function mean(sum: ResourceCost, operations: number): ResourceCost {
+  const cost = emptyCost();
+  addCost(cost, sum, 1 / Math.max(1, operations));
+  return cost;
+}
+
+function ms(value: number): string {
+  return value.toFixed(value < 10 ? 2 : 1);
+}
+
+/** `cost <scenario>: cpu <ms> ms (edge <ms>, workers <ms>, postgres <ms>, nats <ms>), pg_tx <n>, rows <n>, wal <n> KB, nats_msgs <n>` */
+function line(name: string, c: ResourceCost): string {
+  return `cost ${name}: cpu ${ms(platformCpuMs(c))} ms (edge ${ms(c.edge)}, workers ${ms(c.workers)}, postgres ${ms(c.postgres)}, nats ${ms(c.nats)}), pg_tx ${c.transactions.toFixed(1)}, rows ${c.rows.toFixed(1)}, wal ${(c.walBytes / 1024).toFixed(1)} KB, nats_msgs ${c.natsMessages.toFixed(1)}`;
+}
+
+/** The resource goals of issue 40, each said met or not. */
+function goalLines(costs: Map<string, ResourceCost>): string[] {
+  const check = (name: string, goals: Partial<Record<'transactions' | 'rows' | 'walKB' | 'natsMessages', number>>) => {
+    const c = costs.get(name)!;
+    const value = { transactions: c.transactions, rows: c.rows, walKB: c.walBytes / 1024, natsMessages: c.natsMessages };
+    const label = { transactions: 'pg_tx', rows: 'rows', walKB: 'wal KB', natsMessages: 'nats_msgs' };
+    const parts = (Object.keys(goals) as Array<keyof typeof goals>).map((key) => `${label[key]} ${value[key].toFixed(1)} ≤ ${goals[key]}: ${value[key] <= goals[key]! ? 'met' : 'NOT met'}`);
+    return `  goals ${name}: ${parts.join(', ')}`;
+  };
+  return [check('full-flow-local', { transactions: 8, rows: 35, walKB: 40, natsMessages: 30 }), check('full-flow', { transactions: 6, natsMessages: 22 })];
+}
