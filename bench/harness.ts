@@ -121,12 +121,13 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   const processes = options.topology === 'split' ? [service({ ROLE: 'workers', ...roleCreds('workers') }), service({ ROLE: 'edge', ...roleCreds('edge') })] : [service({})];
   for (const child of processes) cleanups.push(() => stopProcess(child));
   const base = `http://127.0.0.1:${port}`;
+  const receiptsAhead = env.RECEIPTS_AHEAD === 'true';
   await waitUntilHealthy(base, processes);
 
   const close = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
   };
-  /** When backgroundDone last found every final order's receipt made. */
+  /** When backgroundDone last found the work the flows left done. */
   let settledAt = new Date(0);
   return {
     url: base,
@@ -148,18 +149,23 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
       const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
       try {
         for (const started = Date.now(); Date.now() - started < 120_000; await sleep(250)) {
-          // Only the orders finalized since the last phase settled (and a margin for sales still
-          // committing then): asked of every order, each poll scanned them all, and its CPU,
-          // counted as the phase's, grew with the run (12 ms at 3500 orders, 80 at 50 000).
+          // The work sales leave behind: every event and job published (the outbox empty), every
+          // signature recorded, and with RECEIPTS_AHEAD every final order's receipt made. Only the
+          // orders finalized since the last phase settled (and a margin for sales still committing
+          // then): asked of every order, each poll scanned them all, and its CPU, counted as the
+          // phase's, grew with the run (12 ms at 3500 orders, 80 at 50 000).
           const [row] = await sql<{ pending: boolean; at: Date }[]>`
-            select now() as at, exists (select from orders o where o.state = 'final' and o.finalized_at >= ${settledAt}::timestamptz - interval '5 seconds'
-              and not exists (select from receipts r where r.project = o.project and r.order_id = o.id)) as pending`;
+            select now() as at, exists (select from outbox) or exists (
+              select from orders o left join fiscal_transactions t on o.fiscal_pending and t.project = o.project and t.process_id = o.id
+              where o.finalized_at >= ${settledAt}::timestamptz - interval '5 seconds'
+                and ((o.fiscal_pending and t.finish_log is null)
+                     or (${receiptsAhead} and o.state = 'final' and not exists (select from receipts r where r.project = o.project and r.order_id = o.id)))) as pending`;
           if (!row!.pending) {
             settledAt = row!.at;
             return;
           }
         }
-        throw new Error('receipts still being made two minutes after the phase');
+        throw new Error('the work sales left (events, signatures, receipts) still under way two minutes after the phase');
       } finally {
         await sql.end();
       }

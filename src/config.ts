@@ -75,6 +75,7 @@ const Environment = z
     RECEIPT_TIME_ZONE: variable(z.string().default('Europe/Berlin').refine(isTimeZone, 'an IANA time zone such as Europe/Berlin')),
     RECEIPT_PART_BYTES: variable(z.coerce.number().int().min(1024).max(600_000).default(512 * 1024)),
     RECEIPT_RENDER_THREADS: variable(z.coerce.number().int().min(0).max(16).default(1)),
+    RECEIPTS_AHEAD: variable(z.stringbool().default(false)),
     CLOSING_SCHEDULER_ENABLED: variable(z.stringbool().default(true)),
     CLOSING_RETRY_SCHEDULE_MS: variable(milliseconds('1000,5000,15000', '1000,5000,15000,60000,300000,900000')),
     CLOSING_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(50)),
@@ -187,7 +188,12 @@ const Configuration = Environment.transform((env) => ({
   events: { maxAgeMs: env.EVENTS_MAX_AGE_HOURS * 3_600_000 },
   /** Where clients reach the edge (scheme, host, path prefix), for absolute urls such as coupon images; unset: the request's own. */
   publicBaseUrl: env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
-  receipts: { timeZone: env.RECEIPT_TIME_ZONE, partBytes: env.RECEIPT_PART_BYTES, renderThreads: env.RECEIPT_RENDER_THREADS },
+  /**
+   * `ahead`: whether a final order's receipt is made by a job as soon as it can be (RECEIPTS_AHEAD),
+   * or when it is first asked for (the default: most receipts are never opened, and one made on
+   * request is as quick to have).
+   */
+  receipts: { timeZone: env.RECEIPT_TIME_ZONE, partBytes: env.RECEIPT_PART_BYTES, renderThreads: env.RECEIPT_RENDER_THREADS, ahead: env.RECEIPTS_AHEAD },
   /**
    * Whether this process's node-cron ticks claim due closing schedules, and its batch ticks (each
    * second) their due batches (every worker process may; each fire and batch time is claimed once); the delays between attempts of closing work (1 s, 5 s, 15 s, 1 min,

@@ -31,6 +31,8 @@ export interface CheckoutProcessDeps {
   eventsWritten(): void;
   /** The TSE provider of a project that chose none (local outside production; null: it cannot sell). */
   defaultFiscalProvider: FiscalProvider | null;
+  /** Whether a final order's receipt is made ahead of its first request (RECEIPTS_AHEAD): a job then. */
+  receiptsAhead: boolean;
 }
 
 const MaxAttempts = 20;
@@ -133,10 +135,11 @@ export function createCheckoutProcessActor(deps: CheckoutProcessDeps): CheckoutP
         const event = { subject: eventSubject(after.project, 'order', after.id, orderState), payload: orderEventPayload(after, order) };
         finished = { order, event, shopExternalId: after.checkoutInfo.shop.externalId };
         // The TSE finishes the transaction (a job: nothing here waits for it). A final order's
-        // receipt is made ahead of its first request (actors/receipts/jobs.ts); a signed one's
-        // once the signature is recorded, so the fiscal job queues it then.
+        // receipt is made when first asked for, or with RECEIPTS_AHEAD by a job ahead of that
+        // (actors/receipts/jobs.ts); a signed one's once the signature is recorded, so the fiscal
+        // job queues it then.
         if (after.fiscalProvider) events.push(fiscalFinishJob(after, orderState === 'final' ? order.paidAmount : undefined));
-        else if (orderState === 'final') events.push(receiptJob(after.project, after.id));
+        else if (orderState === 'final' && deps.receiptsAhead) events.push(receiptJob(after.project, after.id));
       } else if (after.fiscalProvider && after.paymentState === 'transferred' && before.paymentState !== 'transferred') {
         // Handed to another till, which takes the payment: no order here, but the TSE transaction
         // started with the process ends as a transfer.

@@ -43,6 +43,8 @@ export interface FiscalJobsDeps {
   concurrency: number;
   /** Called after a job wrote to the outbox (wakes the relay). */
   eventsWritten(): void;
+  /** Whether a final order's receipt is made ahead of its first request (RECEIPTS_AHEAD): its job queued with the signature then. */
+  receiptsAhead: boolean;
   /** Counts jobs that failed their last attempt (src/infra/metrics.ts). */
   metrics?: JobConsumerDeps['metrics'];
 }
@@ -184,7 +186,7 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
       provider: providerName,
       reference,
       event: { subject: eventSubject(project, 'order', processID, 'fiscalized'), envelope: { project, id: processID, version: state.version, at, event: 'fiscalized' } },
-      receiptJob: receiptJob(project, processID),
+      receiptJob: deps.receiptsAhead ? receiptJob(project, processID) : undefined,
     };
     return { outcome: { kind: 'done' }, finish: { record, ...(finishEntry.error ? { outage: { ...context, attempts: job.attempt, error: finishEntry.error } } : {}) } };
   };

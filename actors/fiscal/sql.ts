@@ -83,8 +83,8 @@ export interface FinishRecord {
   reference: FiscalReference;
   /** The `fiscalized` event: its subject and everything of its payload but the order's summary and the reference (the statement adds them). */
   event: { subject: string; envelope: Record<string, unknown> };
-  /** The receipt job of a final order, queued with the signature. */
-  receiptJob: OutboxEvent;
+  /** The receipt job of a final order, queued with the signature (when receipts are made ahead). */
+  receiptJob: OutboxEvent | undefined;
 }
 
 /**
@@ -114,9 +114,9 @@ export async function recordFinishes(sql: Sql, records: readonly FinishRecord[])
       finish_log: finish,
       event_subject: r.event.subject,
       envelope: JSON.stringify(r.event.envelope),
-      receipt_subject: r.receiptJob.subject,
-      receipt_payload: r.receiptJob.payload,
-      receipt_msg_id: r.receiptJob.msgId ?? null,
+      receipt_subject: r.receiptJob?.subject ?? null,
+      receipt_payload: r.receiptJob?.payload ?? null,
+      receipt_msg_id: r.receiptJob?.msgId ?? null,
     };
   });
   const rows = await sql<Array<{ project: string; process_id: string }>>`
@@ -150,7 +150,7 @@ export async function recordFinishes(sql: Sql, records: readonly FinishRecord[])
                null::text as msg_id
         from ordered
         union all
-        select n, 2, receipt_subject, receipt_payload, receipt_msg_id from ordered where state = 'final'
+        select n, 2, receipt_subject, receipt_payload, receipt_msg_id from ordered where state = 'final' and receipt_subject is not null
       ) e order by n, k
     )
     select project, process_id from tx`;
