@@ -144,7 +144,7 @@ export const FiscalJob = z
     processType: z.string().optional().describe('finish: Kassenbeleg-V1'),
     processData: z.string().optional().describe('finish: Beleg^... or AVBelegabbruch^...'),
     unsignable: z.string().optional().describe('finish: why the sale cannot be described to a TSE (recorded as not signed)'),
-    final: z.boolean().optional().describe('finish: the order is final, so its receipt job follows the signature'),
+    final: z.boolean().optional().describe('finish: the order is final (with RECEIPTS_AHEAD its receipt job follows the signature)'),
   })
   .meta({ id: 'FiscalJob' });
 export type FiscalJob = z.infer<typeof FiscalJob>;

@@ -6,8 +6,8 @@ import { Pagination } from './orders.js';
 
 /**
  * Receipts of final orders (PDF) and an app user's purchase history. A receipt is made by a
- * receipts worker when its order becomes final (a receipt job), or on its first request if the job
- * has not run yet, and kept (a final order never changes); it travels to the edge base64-encoded
+ * receipts worker on its first request, or with RECEIPTS_AHEAD when its order becomes final (a
+ * receipt job) if a request has not come first, and kept (a final order never changes); it travels to the edge base64-encoded
  * in parts, each well under the broker's message limit.
  */
 
@@ -85,8 +85,8 @@ export const receipts = {
 };
 
 /**
- * Durable work (JetStream JOBS, kind `receipt`): make and keep the receipt of an order that became
- * final, so that its first request finds it made. Written to the outbox in the statement that
+ * Durable work (JetStream JOBS, kind `receipt`; only with RECEIPTS_AHEAD): make and keep the receipt
+ * of an order that became final, so that its first request finds it made. Written to the outbox in the statement that
  * writes the final order, published as `jobs.receipt.<project>.<orderId>` with Nats-Msg-Id
  * `receipt:<project>:<orderId>` (the same order enqueued twice is made once). A job for an order
  * that is not final, gone, or has its receipt already, does nothing.
