@@ -137,12 +137,14 @@ t.test("prints a line that refers to another right under it, else in the order's
 
 t.test('takes the receipt options from the environment, refusing a time zone Intl does not know', async (t) => {
   const base = { NATS_URL: 'nats://127.0.0.1:4222' };
-  t.same(loadConfig(base).receipts, { timeZone: 'Europe/Berlin', partBytes: 524288, renderThreads: 1 }, 'the defaults');
-  t.same(loadConfig({ ...base, RECEIPT_TIME_ZONE: 'America/New_York', RECEIPT_PART_BYTES: '4096', RECEIPT_RENDER_THREADS: '0' }).receipts, {
+  t.same(loadConfig(base).receipts, { timeZone: 'Europe/Berlin', partBytes: 524288, renderThreads: 1, ahead: false }, 'the defaults: made when first asked for');
+  t.same(loadConfig({ ...base, RECEIPT_TIME_ZONE: 'America/New_York', RECEIPT_PART_BYTES: '4096', RECEIPT_RENDER_THREADS: '0', RECEIPTS_AHEAD: 'true' }).receipts, {
     timeZone: 'America/New_York',
     partBytes: 4096,
     renderThreads: 0,
+    ahead: true,
   });
+  t.throws(() => loadConfig({ ...base, RECEIPTS_AHEAD: 'sometimes' }), { name: 'ConfigError', message: /RECEIPTS_AHEAD/ });
   t.throws(() => loadConfig({ ...base, RECEIPT_TIME_ZONE: 'Mars/Olympus' }), { name: 'ConfigError', message: /RECEIPT_TIME_ZONE/ });
   t.throws(() => loadConfig({ ...base, RECEIPT_PART_BYTES: '2000000' }), { name: 'ConfigError', message: /RECEIPT_PART_BYTES/ });
 });
