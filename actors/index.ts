@@ -55,7 +55,7 @@ export interface WorkerDeps {
   /** Copies of each stream and consumer on a NATS cluster (JETSTREAM_REPLICAS). */
   jetstream: { replicas: number };
   /** Receipts: the time zone they print times in, bytes per message, threads that make them, whether made ahead (RECEIPTS_AHEAD). */
-  receipts: { timeZone: string; partBytes: number; renderThreads: number; ahead?: boolean };
+  receipts: { timeZone: string; partBytes: number; renderThreads: number; ahead: boolean };
   /** Closings: whether this process ticks the closing schedules; the software version DSFinV-K exports name. */
   closings: { schedulerEnabled: boolean; softwareVersion: string; retryScheduleMs?: readonly number[]; maxAttempts?: number };
   /** The external fulfillment service and how this process calls it (config.ts). */
@@ -102,7 +102,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const receipts = createReceiptsActor({ sql, nc, log, ...deps.receipts, metrics });
   const tse = createProviderSource({ sql, log, secrets: deps.secrets, timeoutMs: deps.fiscal.timeoutMs, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
   const receiptJobs = await receipts.startConsumer();
-  const checkoutProcesses = createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider, receiptsAhead: deps.receipts.ahead ?? false });
+  const checkoutProcesses = createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider, receiptsAhead: deps.receipts.ahead });
   const idempotencyKeys = createIdempotencyActor({ sql, log });
   const integrations = createIntegrationsActor({
     sql, nc, log, natsIssuer: deps.natsIssuer, secrets: deps.secrets, destinations: { allowPrivate: deps.webhooks.allowPrivateNetworks }, eventsWritten: () => relay.nudge(), metrics,
@@ -139,7 +139,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const { retryScheduleMs: fiscalRetries, maxAttempts: fiscalAttempts, signers } = deps.fiscal;
   const fiscalJobs =
     signers > 0
-      ? await startFiscalJobs({ nc, sql, log, providers: tse.source, retryScheduleMs: fiscalRetries, maxAttempts: fiscalAttempts, concurrency: signers, eventsWritten: () => relay.nudge(), receiptsAhead: deps.receipts.ahead ?? false, metrics })
+      ? await startFiscalJobs({ nc, sql, log, providers: tse.source, retryScheduleMs: fiscalRetries, maxAttempts: fiscalAttempts, concurrency: signers, eventsWritten: () => relay.nudge(), receiptsAhead: deps.receipts.ahead, metrics })
       : undefined;
   const scheduleTrigger = createScheduleTrigger({ sql, log, claimed: () => relay.nudge() });
   // Batches are claimed like fire times, on a timer of their own (node-cron's minute is too coarse).

@@ -22,8 +22,6 @@ export interface ResourceSample {
   natsMessages: number;
 }
 
-export type ResourceCost = ResourceSample;
-
 /** Reads the counters; `standInPids` are the stand-ins' processes. */
 export function resourceSampler(bench: Bench, sql: postgres.Sql, standInPids: readonly number[] = []): () => Promise<ResourceSample> {
   const [workersPid, edgePid] = bench.pids as [number, number];
@@ -61,32 +59,32 @@ export function statisticsReported(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 1500));
 }
 
-/** What was spent between two samples, divided by the operations done in between. */
-export function costPerOperation(before: ResourceSample, after: ResourceSample, operations: number): ResourceCost {
-  const per = (key: keyof ResourceSample, less = 0) => (after[key] - before[key] - less) / Math.max(1, operations);
-  return {
-    edge: per('edge'),
-    workers: per('workers'),
-    postgres: per('postgres'),
-    nats: per('nats'),
-    standIns: per('standIns'),
-    transactions: per('transactions', SampleTransactions),
-    rows: per('rows'),
-    walBytes: per('walBytes'),
-    natsMessages: per('natsMessages'),
-  };
+const Fields = ['edge', 'workers', 'postgres', 'nats', 'standIns', 'transactions', 'rows', 'walBytes', 'natsMessages'] as const satisfies ReadonlyArray<keyof ResourceSample>;
+
+function eachField(value: (field: keyof ResourceSample) => number): ResourceSample {
+  return Object.fromEntries(Fields.map((field) => [field, value(field)])) as unknown as ResourceSample;
 }
 
-/** Adds `cost`, weighed by its operations, to a running sum (divide by all operations at the end). */
-export function addCost(sum: ResourceCost, cost: ResourceCost, operations: number): void {
-  for (const key of Object.keys(sum) as Array<keyof ResourceCost>) sum[key] += cost[key] * operations;
+export function noResources(): ResourceSample {
+  return eachField(() => 0);
 }
 
-export function emptyCost(): ResourceCost {
-  return { edge: 0, workers: 0, postgres: 0, nats: 0, standIns: 0, transactions: 0, rows: 0, walBytes: 0, natsMessages: 0 };
+/** What was spent between two samples (the first sample's own statements not counted). */
+export function spentBetween(before: ResourceSample, after: ResourceSample): ResourceSample {
+  return eachField((field) => after[field] - before[field] - (field === 'transactions' ? SampleTransactions : 0));
+}
+
+/** Adds what a phase spent to a running total. */
+export function addSpent(total: ResourceSample, spent: ResourceSample): void {
+  for (const field of Fields) total[field] += spent[field];
+}
+
+/** What was spent, divided by the operations it was spent on. */
+export function perOperation(spent: ResourceSample, operations: number): ResourceSample {
+  return eachField((field) => spent[field] / Math.max(1, operations));
 }
 
 /** The platform's CPU of an operation: its processes, Postgres and NATS; not the stand-ins', not the bench's. */
-export function platformCpuMs(cost: ResourceCost): number {
+export function platformCpuMs(cost: ResourceSample): number {
   return cost.edge + cost.workers + cost.postgres + cost.nats;
 }

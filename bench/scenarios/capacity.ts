@@ -2,7 +2,7 @@ import postgres from 'postgres';
 import { fixtureProduct } from '../fixtures.js';
 import { createSender, expectStatus, runFlows, type FlowDefinition } from '../flows.js';
 import { startBench, type Bench } from '../harness.js';
-import { costPerOperation, resourceSampler, statisticsReported } from '../resources.js';
+import { perOperation, resourceSampler, spentBetween, statisticsReported } from '../resources.js';
 import { seedCatalog, type BenchFiscalization } from '../seed.js';
 import { checkoutFlow } from './full-flow.js';
 
@@ -90,7 +90,7 @@ async function measure(bench: Bench, sql: postgres.Sql, phase: () => Promise<num
   const operations = await phase();
   const seconds = (performance.now() - started) / 1000;
   await statisticsReported();
-  const cost = costPerOperation(before, await sample(), operations);
+  const cost = perOperation(spentBetween(before, await sample()), operations);
   return {
     operations,
     perSecond: operations / seconds,

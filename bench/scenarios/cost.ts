@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { runFlows, type FlowDefinition } from '../flows.js';
 import { startBench, type Bench } from '../harness.js';
-import { addCost, costPerOperation, emptyCost, platformCpuMs, resourceSampler, statisticsReported, type ResourceCost } from '../resources.js';
+import { addSpent, noResources, perOperation, platformCpuMs, resourceSampler, spentBetween, statisticsReported, type ResourceSample } from '../resources.js';
 import { seedCatalog, type BenchFiscalization } from '../seed.js';
 import { startStandInProcess } from '../stand-ins.js';
 import { withPromotions } from './checkout-info.js';
@@ -51,7 +51,7 @@ export async function costScenario(): Promise<string[]> {
     for (const { flow } of flows) await runFlows(bench.url, flow, { concurrency: Concurrency, durationSeconds: 2, warmupSeconds: 0 });
     await settle();
 
-    const sums = flows.map(() => emptyCost());
+    const spent = flows.map(() => noResources());
     const operations = flows.map(() => 0);
     for (let turn = 0; turn < Turns; turn++) {
       const order = turn % 2 === 0 ? [...flows.keys()] : [...flows.keys()].reverse();
@@ -61,11 +61,11 @@ export async function costScenario(): Promise<string[]> {
         if (result.failures) throw new Error(`${flows[index]!.name}: ${result.failures} flows failed, the first: ${result.firstFailure}`);
         await settle();
         await statisticsReported();
-        addCost(sums[index]!, costPerOperation(before, await sample(), result.flows), result.flows);
+        addSpent(spent[index]!, spentBetween(before, await sample()));
         operations[index]! += result.flows;
       }
     }
-    const costs = new Map(flows.map(({ name }, i) => [name, mean(sums[i]!, operations[i]!)]));
+    const costs = new Map(flows.map(({ name }, i) => [name, perOperation(spent[i]!, operations[i]!)]));
     const cpu = (name: string) => platformCpuMs(costs.get(name)!);
     const ratio = (name: string, over: string, of: string, goal: number) => {
       const x = cpu(of) / cpu(over);
@@ -123,23 +123,17 @@ async function vendingProduct(bench: Bench, project: string): Promise<void> {
   await post('/pricing/v2/category/batch', [{ sku: 'VEND-1', category: 'default', prices: [{ price: '2.20', currency: 'EUR', tier: 'list' }] }]);
 }
 
-function mean(sum: ResourceCost, operations: number): ResourceCost {
-  const cost = emptyCost();
-  addCost(cost, sum, 1 / Math.max(1, operations));
-  return cost;
-}
-
 function ms(value: number): string {
   return value.toFixed(value < 10 ? 2 : 1);
 }
 
 /** `cost <scenario>: cpu <ms> ms (edge <ms>, workers <ms>, postgres <ms>, nats <ms>), pg_tx <n>, rows <n>, wal <n> KB, nats_msgs <n>` */
-function line(name: string, c: ResourceCost): string {
+function line(name: string, c: ResourceSample): string {
   return `cost ${name}: cpu ${ms(platformCpuMs(c))} ms (edge ${ms(c.edge)}, workers ${ms(c.workers)}, postgres ${ms(c.postgres)}, nats ${ms(c.nats)}), pg_tx ${c.transactions.toFixed(1)}, rows ${c.rows.toFixed(1)}, wal ${(c.walBytes / 1024).toFixed(1)} KB, nats_msgs ${c.natsMessages.toFixed(1)}`;
 }
 
 /** The resource goals of issue 40, each said met or not. */
-function goalLines(costs: Map<string, ResourceCost>): string[] {
+function goalLines(costs: Map<string, ResourceSample>): string[] {
   const check = (name: string, goals: Partial<Record<'transactions' | 'rows' | 'walKB' | 'natsMessages', number>>) => {
     const c = costs.get(name)!;
     const value = { transactions: c.transactions, rows: c.rows, walKB: c.walBytes / 1024, natsMessages: c.natsMessages };

@@ -1,6 +1,7 @@
 import { formatCpu, platformCpu } from '../cpu.js';
 import { runFlowsAcross, type FlowResult } from '../flows.js';
 import { formatLoad, loadInTurns, NatsSecurities, startBench, type Bench, type LoadOptions, type NatsSecurity } from '../harness.js';
+import { shopGetTarget } from './runtimes.js';
 import { seedCatalog } from '../seed.js';
 import { checkoutFlow, describe } from './full-flow.js';
 
@@ -42,17 +43,6 @@ export async function messagePlaneScenario(): Promise<string[]> {
   } finally {
     for (const { bench } of benches) await bench.close();
   }
-}
-
-async function shopGetTarget(bench: Bench): Promise<LoadOptions> {
-  const project = 'bench-shops';
-  const token = await bench.token({ project, permissions: ['shopsRead', 'shopsWrite'] });
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  for (let i = 0; i < 50; i++) {
-    const res = await fetch(`${bench.url}/${project}/shops`, { method: 'POST', headers, body: JSON.stringify({ id: `shop-${i}`, name: `Shop ${i}`, city: 'Berlin' }) });
-    if (res.status !== 201) throw new Error(`seeding failed: ${res.status} ${await res.text()}`);
-  }
-  return { url: `${bench.url}/${project}/shops/shop-42`, headers, cpu: bench.cpu };
 }
 
 /** "0.231 0.244 0.229 0.250 ms (spread 8.9%)": each turn's CPU per operation and (max − min) / mean. */

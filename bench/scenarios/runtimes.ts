@@ -59,7 +59,8 @@ function versionOf(node: string): string {
   return execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
 }
 
-async function shopGetTarget(bench: Bench): Promise<LoadOptions> {
+/** GET /{project}/shops/{id} of one of 50 shops, with a token that may read them (also the message-plane scenario's). */
+export async function shopGetTarget(bench: Bench): Promise<LoadOptions> {
   const project = 'bench-shops';
   const token = await bench.token({ project, permissions: ['shopsRead', 'shopsWrite'] });
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };

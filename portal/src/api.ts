@@ -63,6 +63,14 @@ function toError(status: number, body: unknown): ApiError {
 }
 
 /** The calls of one project's API: paths are relative to `/{project}`. */
+/** Where a paged list's answer stands (the orders, the closings, a webhook's deliveries). */
+export interface Pagination {
+  page: number;
+  perPage: number;
+  totalPages: number;
+  totalItems: number;
+}
+
 export interface ProjectApi {
   project: string;
   get<T>(path: string, options?: CallOptions): Promise<T>;

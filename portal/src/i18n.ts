@@ -38,7 +38,7 @@ export const LanguageContext = createContext<Language>('de');
 const pluralRules = new Map<Language, Intl.PluralRules>();
 
 /** The form of a plural that fits `n` in the language. */
-function pluralForm(language: Language, forms: Plural, n: number): string {
+export function pluralForm(language: Language, forms: Plural, n: number): string {
   let rules = pluralRules.get(language);
   if (!rules) {
     rules = new Intl.PluralRules(language);
@@ -57,8 +57,13 @@ export function useWords<K extends string>(words: Words<K>): (key: K, values?: R
   return (key, values) => {
     const entry = table[key];
     const text = typeof entry === 'string' ? entry : pluralForm(language, entry, Number(values?.n));
-    return values ? text.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? '')) : text;
+    return values ? fillWords(text, values) : text;
   };
+}
+
+/** A text with its `{name}` placeholders filled from `values` (a missing one: empty). */
+export function fillWords(text: string, values: Record<string, string | number>): string {
+  return text.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''));
 }
 
 export function useLanguage(): Language {

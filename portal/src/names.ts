@@ -1,4 +1,4 @@
-import { useLanguage, type Language } from './i18n.js';
+import { fillWords, useLanguage, type Language } from './i18n.js';
 
 /**
  * The API's codes (roles, order and payment states, payment methods, availabilities, check types,
@@ -52,7 +52,7 @@ const words: Record<Language, Names> = {
 };
 
 /** A code's words in the table, else the code itself. */
-const named = (table: Table, code: string) => (Object.hasOwn(table, code) ? table[code]! : code);
+export const named = (table: Table, code: string) => (Object.hasOwn(table, code) ? table[code]! : code);
 
 const MinAge = /^min_age_(\d+)$/;
 
@@ -66,12 +66,12 @@ export function useNames() {
     availability: (code: string) => named(n.availabilities, code),
     /** What must be checked: "Alterskontrolle ab 18", "Kontrolle". */
     check: (check: { type: string; requiredAge?: number | undefined }) =>
-      check.type === 'min_age' && check.requiredAge !== undefined ? n.ageCheckFrom.replace('{age}', String(check.requiredAge)) : named(n.checkTypes, check.type),
+      check.type === 'min_age' && check.requiredAge !== undefined ? fillWords(n.ageCheckFrom, { age: check.requiredAge }) : named(n.checkTypes, check.type),
     /** A product's sale restriction ("min_age_18": "ab 18 Jahren"); empty for none. */
     saleRestriction(code: string | null | undefined): string {
       if (!code || code === 'none') return '';
       const age = MinAge.exec(code)?.[1];
-      return age ? n.restrictedFrom.replace('{age}', age) : code;
+      return age ? fillWords(n.restrictedFrom, { age }) : code;
     },
   };
 }

@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { ProjectApi } from '../api.js';
+import type { Pagination, ProjectApi } from '../api.js';
 import { DateField, useDateError } from '../date-field.js';
 import { isoDay, useFormat } from '../format.js';
 import { useWords } from '../i18n.js';
@@ -47,7 +47,7 @@ interface Order {
 
 interface OrderPage {
   resources: Order[];
-  pagination: { page: number; perPage: number; totalPages: number; totalItems: number };
+  pagination: Pagination;
 }
 
 const words = {

@@ -128,9 +128,9 @@ export function Supervision({ api }: ScreenProps) {
   const [announcement, setAnnouncement] = useState('');
   const [error, setError] = useState<unknown>();
 
+  // ShopPicker calls this for another shop only: the same shop again keeps its stream (starting over
+  // would wait for a ready that never comes).
   const chooseShop = (id: string) => {
-    // The same shop again keeps its stream: starting over would wait for a ready that never comes.
-    if (id === shop) return;
     localStorage.setItem(ShopKey, id);
     setShop(id);
     setWaiting([]);

@@ -1,5 +1,5 @@
 import { html } from 'htm/preact';
-import type { ProjectApi } from '../api.js';
+import type { Pagination, ProjectApi } from '../api.js';
 import { isoDay, useFormat } from '../format.js';
 import { useWords } from '../i18n.js';
 import { ErrorMessage, Loading, useLoad } from '../ui.js';
@@ -7,7 +7,7 @@ import type { ScreenProps } from './index.js';
 
 interface OrderPage {
   resources: Array<{ shopID: string; shop: { name?: string }; finalizedAt: string; price: { price: number }; currency: string }>;
-  pagination: { totalPages: number };
+  pagination: Pagination;
 }
 
 const words = {

@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { ProjectApi } from '../../api.js';
+import type { Pagination, ProjectApi } from '../../api.js';
 import { downloadFile } from '../../download.js';
 import { useFormat } from '../../format.js';
 import { useWords } from '../../i18n.js';
@@ -100,7 +100,7 @@ export function Closings({ api, session }: ScreenProps) {
     (signal) => {
       const query = new URLSearchParams({ page: String(page), perPage: String(PerPage) });
       if (shop) query.set('shopID', shop);
-      return api.get<{ closings: ClosingSummary[]; pagination: { totalPages: number; totalItems: number } }>(`/closings?${query}`, { signal });
+      return api.get<{ closings: ClosingSummary[]; pagination: Pagination }>(`/closings?${query}`, { signal });
     },
     [api, shop, page],
   );

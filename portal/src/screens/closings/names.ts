@@ -1,4 +1,5 @@
 import { useLanguage, type Language } from '../../i18n.js';
+import { named } from '../../names.js';
 
 /** What the closing screens call the log formats, and how they point at one closing. */
 export interface ClosingRef {
@@ -14,5 +15,5 @@ const FormatNames: Record<Language, Record<string, string>> = {
 /** A log format's name in the chosen language (a format the portal does not know: as given). */
 export function useFormatName(): (format: string) => string {
   const names = FormatNames[useLanguage()];
-  return (format) => (Object.hasOwn(names, format) ? names[format]! : format);
+  return (format) => named(names, format);
 }

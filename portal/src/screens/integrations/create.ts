@@ -95,7 +95,7 @@ async function create(api: ProjectApi, body: object, fields: readonly string[], 
   }
 }
 
-export function CreateWebhook({ api, onCreated }: { api: ProjectApi; onCreated(created: CreatedIntegration): void }) {
+function CreateWebhook({ api, onCreated }: { api: ProjectApi; onCreated(created: CreatedIntegration): void }) {
   const t = useWords(words);
   const names = useIntegrationNames();
   const refusal = useRefusal();
@@ -153,7 +153,7 @@ export function CreateWebhook({ api, onCreated }: { api: ProjectApi; onCreated(c
   </form>`;
 }
 
-export function CreateNatsAccess({ api, onCreated }: { api: ProjectApi; onCreated(created: CreatedIntegration): void }) {
+function CreateNatsAccess({ api, onCreated }: { api: ProjectApi; onCreated(created: CreatedIntegration): void }) {
   const t = useWords(words);
   const refusal = useRefusal();
   const [name, setName] = useState('');

@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { ProjectApi } from '../../api.js';
+import type { Pagination, ProjectApi } from '../../api.js';
 import { useFormat } from '../../format.js';
 import { useWords } from '../../i18n.js';
 import { ErrorMessage, Loading, Pager, useLoad } from '../../ui.js';
@@ -18,7 +18,7 @@ interface Delivery {
 
 interface DeliveryPage {
   deliveries: Delivery[];
-  pagination: { page: number; perPage: number; totalPages: number; totalItems: number };
+  pagination: Pagination;
 }
 
 const words = {

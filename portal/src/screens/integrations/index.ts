@@ -35,7 +35,6 @@ export function Integrations({ api }: ScreenProps) {
   const list = useLoad((signal) => api.get<{ integrations: Integration[] }>('/integrations', { signal }), [api]);
   const [created, setCreated] = useState<CreatedIntegration | null>(null);
   const integrations = list.data?.integrations ?? [];
-  const secret = created?.creds ?? created?.secret;
 
   return html`<div>
     <p class="lead">${t('intro')}</p>
@@ -49,7 +48,7 @@ export function Integrations({ api }: ScreenProps) {
     <section class="panel" aria-labelledby="add-integration-title">
       <h2 id="add-integration-title">${t('add')}</h2>
       <${CreateIntegration} api=${api} onCreated=${(c: CreatedIntegration) => (setCreated(c), list.reload())} />
-      ${created && secret ? html`<${OneTimeSecret} kind=${created.creds ? 'nats' : 'webhook'} name=${created.name} value=${secret} onHide=${() => setCreated(null)} />` : null}
+      <${OneTimeSecret} created=${created} onHide=${() => setCreated(null)} />
     </section>
   </div>`;
 }

@@ -98,7 +98,9 @@ export function IntegrationEntry({ api, integration: i, onChanged }: { api: Proj
   const rotate = run(async () => setRotated(await api.send<CreatedIntegration>('POST', `/integrations/${i.id}/rotate`)));
   const setState = (state: 'active' | 'disabled') => run(() => api.send('PATCH', `/integrations/${i.id}`, { state }));
   const remove = run(() => api.send('DELETE', `/integrations/${i.id}`));
-  const secret = rotated?.creds ?? rotated?.secret;
+  const rotating = webhook
+    ? ({ label: 'rotateWebhook', question: 'rotateWebhookQuestion', text: 'rotateWebhookText', yes: 'rotateWebhookYes' } as const)
+    : ({ label: 'rotateNats', question: 'rotateNatsQuestion', text: 'rotateNatsText', yes: 'rotateNatsYes' } as const);
 
   return html`<article class="integration" aria-labelledby=${ids.title}>
     <h3 id=${ids.title}>${i.name}</h3>
@@ -117,11 +119,8 @@ export function IntegrationEntry({ api, integration: i, onChanged }: { api: Proj
       <dt>${t('created')}</dt><dd>${f.dateTime(i.createdAt)}</dd>
     </dl>
     <div class="actions">
-      ${webhook
-        ? html`<${ConfirmButton} label=${html`${t('rotateWebhook')}${forName}`} question=${t('rotateWebhookQuestion', { name: i.name })} text=${t('rotateWebhookText')}
-            yes=${t('rotateWebhookYes')} no=${t('rotateNo')} onConfirm=${rotate} />`
-        : html`<${ConfirmButton} label=${html`${t('rotateNats')}${forName}`} question=${t('rotateNatsQuestion', { name: i.name })} text=${t('rotateNatsText')}
-            yes=${t('rotateNatsYes')} no=${t('rotateNo')} onConfirm=${rotate} />`}
+      <${ConfirmButton} label=${html`${t(rotating.label)}${forName}`} question=${t(rotating.question, { name: i.name })} text=${t(rotating.text)}
+        yes=${t(rotating.yes)} no=${t('rotateNo')} onConfirm=${rotate} />
       ${webhook
         ? html`<button type="button" class="secondary" onClick=${setState(active ? 'disabled' : 'active')}>${t(active ? 'disable' : 'enable')}${forName}</button>
             <button type="button" class="secondary" aria-expanded=${deliveries ? 'true' : 'false'} aria-controls=${deliveries ? ids.deliveries : undefined}
@@ -131,7 +130,7 @@ export function IntegrationEntry({ api, integration: i, onChanged }: { api: Proj
         yes=${t('removeYes')} no=${t('removeNo')} onConfirm=${remove} />
     </div>
     <${ErrorMessage} error=${error} />
-    ${rotated && secret ? html`<${OneTimeSecret} kind=${rotated.creds ? 'nats' : 'webhook'} name=${i.name} value=${secret} onHide=${() => setRotated(null)} />` : null}
+    <${OneTimeSecret} created=${rotated} onHide=${() => setRotated(null)} />
     ${webhook && deliveries ? html`<div id=${ids.deliveries}><${DeliveryList} api=${api} id=${i.id} name=${i.name} active=${active} titleId=${`${ids.deliveries}-title`} /></div>` : null}
   </article>`;
 }

@@ -1,5 +1,6 @@
 import { useFormat } from '../../format.js';
-import { useLanguage, type Language } from '../../i18n.js';
+import { fillWords, pluralForm, useLanguage, type Language } from '../../i18n.js';
+import { named } from '../../names.js';
 
 /**
  * What the integrations screen shows of the API's integrations (GET /integrations), and the words for
@@ -95,9 +96,6 @@ const words: Record<Language, Names> = {
   },
 };
 
-const named = (table: Record<string, string>, code: string) => (Object.hasOwn(table, code) ? table[code]! : code);
-const fill = (text: string, values: Record<string, string | number>) => text.replace(/\{(\w+)\}/g, (_, k: string) => String(values[k] ?? ''));
-
 /** The reasons the API writes (actors/webhooks/sql.ts, actors/integrations/handler.ts); others are shown as given. */
 const ByOwner = 'disabled by the owner';
 const Failing = /^(\d+) deliveries in a row failed, since (\S+); the last: (\S+)/;
@@ -109,9 +107,8 @@ export function useIntegrationNames() {
   const language = useLanguage();
   const n = words[language];
   const f = useFormat();
-  const plural = new Intl.PluralRules(language);
   const deliveryStatus = (status: string) =>
-    isDelivered(status) ? fill(n.delivered, { status }) : /^\d{3}$/.test(status) ? fill(n.refused, { status }) : named(n.statuses, status);
+    isDelivered(status) ? fillWords(n.delivered, { status }) : /^\d{3}$/.test(status) ? fillWords(n.refused, { status }) : named(n.statuses, status);
   return {
     kind: (code: string) => named(n.kinds, code),
     state: (code: string) => named(n.states, code),
@@ -120,7 +117,7 @@ export function useIntegrationNames() {
     /** A webhook's event types: "alle Ereignisse", or each (`order.*`: "Bestellungen (alle)"; one type as given). */
     events(events: string[] | null | undefined): string {
       if (!events) return n.allEvents;
-      return events.map((type) => (type.endsWith('.*') ? fill(n.allOfDomain, { domain: named(n.domains, type.slice(0, -2)) }) : type)).join(', ');
+      return events.map((type) => (type.endsWith('.*') ? fillWords(n.allOfDomain, { domain: named(n.domains, type.slice(0, -2)) }) : type)).join(', ');
     },
     /** The result of one delivery attempt: "zugestellt (HTTP 200)", "keine Antwort (Zeitüberschreitung)". */
     deliveryStatus,
@@ -130,7 +127,7 @@ export function useIntegrationNames() {
       const failing = Failing.exec(reason);
       if (!failing) return reason;
       const count = Number(failing[1]);
-      return fill(plural.select(count) === 'one' ? n.failing.one : n.failing.other, { n: count, time: f.dateTime(failing[2]), last: deliveryStatus(failing[3]!) });
+      return fillWords(pluralForm(language, n.failing, count), { n: count, time: f.dateTime(failing[2]), last: deliveryStatus(failing[3]!) });
     },
   };
 }

@@ -2,6 +2,7 @@ import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useWords } from '../../i18n.js';
 import { saveBlob, useId } from '../../ui.js';
+import type { CreatedIntegration } from './names.js';
 
 const words = {
   de: {
@@ -37,7 +38,7 @@ const words = {
 };
 
 /** A file name from what a person named the integration (no path separators or control characters). */
-export function fileNameOf(name: string, suffix: string): string {
+function fileNameOf(name: string, suffix: string): string {
   // eslint-disable-next-line no-control-regex
   const safe = name.replace(/[\\/:*?"<>|\u0000-\u001f]+/g, '-').trim().replace(/^\.+/, '');
   return `${safe || 'integration'}${suffix}`;
@@ -46,9 +47,13 @@ export function fileNameOf(name: string, suffix: string): string {
 /**
  * A NATS credential (`.creds`) or a webhook's signing secret, shown the one time the API answers it,
  * with a plain warning, a copy and a download button. The reader is taken to it when it appears.
- * Nothing keeps it: it is gone once the screen is left (or `onHide`).
+ * Nothing keeps it: it is gone once the screen is left (or `onHide`). Nothing is shown for an
+ * answer without one.
  */
-export function OneTimeSecret({ kind, name, value, onHide }: { kind: 'nats' | 'webhook'; name: string; value: string; onHide(): void }) {
+export function OneTimeSecret({ created, onHide }: { created: CreatedIntegration | null; onHide(): void }) {
+  const value = created?.creds ?? created?.secret ?? '';
+  const kind = created?.creds ? 'nats' : 'webhook';
+  const name = created?.name ?? '';
   const t = useWords(words);
   const heading = useRef<HTMLHeadingElement>(null);
   const field = useRef<HTMLTextAreaElement>(null);
@@ -77,6 +82,7 @@ export function OneTimeSecret({ kind, name, value, onHide }: { kind: 'nats' | 'w
     setStatus(t('downloaded', { file }));
   };
 
+  if (!value) return null;
   return html`<section class="one-time-secret" aria-labelledby=${ids.title}>
     <h3 id=${ids.title} ref=${heading} tabindex="-1">${t(kind === 'nats' ? 'natsTitle' : 'webhookTitle', { name })}</h3>
     <p class="warning"><strong>${t('warningLead')}</strong> ${t(kind === 'nats' ? 'natsWarning' : 'webhookWarning')}</p>
