@@ -15,11 +15,12 @@ alter table webhook_messages
   add column last_response text;
 
 -- Rows written before: each event's latest attempt moves onto its row.
+-- (Ids are one sequence's: each event's latest is its highest, found in one pass over the table.)
 with latest as (
-  delete from webhook_attempts a
-  where a.id = (select max(b.id) from webhook_attempts b
-                where b.project = a.project and b.integration_id = a.integration_id and b.event_id = a.event_id)
-  returning a.*
+  delete from webhook_attempts
+  where id in (select distinct on (project, integration_id, event_id) id from webhook_attempts
+               order by project, integration_id, event_id, id desc)
+  returning *
 )
 update webhook_messages m
 set last_attempt_at = l.at, last_status = l.status, last_duration_ms = l.duration_ms, last_response = l.response

@@ -312,6 +312,11 @@ t.test('the TSE secrets are write-only: never answered, kept by a PUT without th
   for (const text of [put.text, again.text, kept.text, get.text, JSON.stringify(events.events), ...logLines]) {
     if (Object.values(secrets).some((s) => text.includes(s))) t.fail(`a secret was shown: ${text.slice(0, 200)}`);
   }
+  const lookalike = { ...fiskaly, apiKey: 'sealed:v1:no-such-key:AAAA:BBBB' };
+  t.equal((await svc.request('PUT', `${p}/settings`, { token: admin, body: { ...BaseSettings, fiscalization: lookalike } })).status, 200);
+  const [sealedLookalike] = await svc.sql<{ fiscalization: any }[]>`select fiscalization from project_settings where project = ${TestProject}`;
+  t.not(sealedLookalike!.fiscalization.apiKey, lookalike.apiKey, 'a secret that looks sealed is sealed like any other text');
+  t.equal(openFiscalSecrets(TestProject, sealedLookalike!.fiscalization, testKeyRing).apiKey, lookalike.apiKey, 'and opens to what was sent');
   await svc.request('PUT', `${p}/settings`, { token: admin, body: { ...BaseSettings, fiscalization: { provider: 'local' } } });
 });
 

@@ -8,7 +8,8 @@ import { projectRoot } from '../src/infra/project-root.js';
 import { EventPayloads, type EventDomain } from '../subjects/events.js';
 import { runBuilt } from './support/process.js';
 import { p, patchPos, seedCheckout } from './support/checkout.js';
-import { startTestService } from './support/service.js';
+import { insertOutbox } from '../actors/outbox/sql.js';
+import { startTestService, TestProject } from './support/service.js';
 import { startWebhookReceiver, type ReceivedWebhook } from './support/webhook-receiver.js';
 
 /**
@@ -91,6 +92,21 @@ t.test('a webhook receives the event types it asks for, and only those', async (
   await sleep(300);
   const types = receiver.received('/finals').map((r) => verified(hook.secret, r).type);
   t.same([...new Set(types)].sort(), ['order.final', 'pos.pending', 'pos.processing', 'pos.successful']);
+});
+
+t.test('events too large for one message together are delivered in several jobs, each event once', async (t) => {
+  await makeWebhook('/large', { events: ['promotion.*'] });
+  // 40 events of about 40 KB in one outbox batch: 1.6 MB, more than a NATS message may carry.
+  const filler = 'x'.repeat(40_000);
+  const events = Array.from({ length: 40 }, (_, i) => ({
+    subject: `events.${TestProject}.promotion.large-${i}.updated`,
+    payload: { project: TestProject, id: `large-${i}`, version: 1, at: new Date().toISOString(), event: 'updated', note: filler },
+  }));
+  await insertOutbox(svc.sql, events);
+  const got = await until(() => receiver.received('/large'), (r) => r.length >= events.length);
+  t.same(new Set(got.map((r) => JSON.parse(r.body).data.id)), new Set(events.map((e) => e.payload.id)), 'every event arrived');
+  await sleep(300);
+  t.equal(receiver.received('/large').length, events.length, 'each once');
 });
 
 t.test('a receiver that answers 500, hangs, or closes the connection gets every event once it recovers', async (t) => {

@@ -134,11 +134,13 @@ function createBatchPublisher(nc: NatsConnection) {
     publish(rows: readonly OutboxRow[], timeoutMs: number): Promise<void> {
       if (!rows.length) return Promise.resolve();
       const batch = ++batchNo;
+      // The batch's webhook deliveries leave with its events: a job per webhook for the events it asks for.
+      const jobs = [...webhookJobs(rows, (nc.info?.max_payload ?? DefaultMaxPayload) - HeaderRoom)];
       return new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => waiting?.done(new Error(`no ack from the stream within ${timeoutMs} ms`)), timeoutMs);
         waiting = {
           batch,
-          left: rows.length + webhookJobCount(rows),
+          left: rows.length + jobs.length,
           done: (err) => {
             clearTimeout(timer);
             waiting = undefined;
@@ -153,8 +155,7 @@ function createBatchPublisher(nc: NatsConnection) {
           nc.publish(subject, payload, { reply: `${inbox}.${batch}.${i++}`, headers: h });
         };
         for (const row of rows) send(row.subject, row.id, row.payload);
-        // The batch's webhook deliveries leave with its events: a job per webhook for the events it asks for.
-        for (const job of webhookJobs(rows)) send(job.subject, job.msgId, job.payload);
+        for (const job of jobs) send(job.subject, job.msgId, job.payload);
       });
     },
     close: () => subscription.unsubscribe(),
@@ -174,18 +175,38 @@ function eventsByWebhook(rows: readonly OutboxRow[]): Map<string, OutboxRow[]> {
   return byWebhook;
 }
 
-function* webhookJobs(rows: readonly OutboxRow[]) {
+/** NATS's message limit when the server names none. */
+const DefaultMaxPayload = 1024 * 1024;
+/** What a job's headers and subject may take of a message. */
+const HeaderRoom = 8 * 1024;
+/** A job's fields around an event's JSON (its id, type, subject, time) at most. */
+const EventFieldBytes = 1024;
+
+/**
+ * Each webhook's jobs: its events in order, at most WebhookEventsPerJob and `maxBytes` to a job (an
+ * event's JSON goes in as a JSON string: escaped, each byte at most twice). An event that would not
+ * fit a job with others is a job of its own.
+ */
+function* webhookJobs(rows: readonly OutboxRow[], maxBytes: number) {
   for (const [integration, events] of eventsByWebhook(rows)) {
-    for (let i = 0; i < events.length; i += WebhookEventsPerJob) {
-      yield webhookJobText(events.slice(i, i + WebhookEventsPerJob).map((row) => ({ id: row.id, subject: row.subject, payload: row.payload, writtenAt: row.written_at })), integration);
+    let job: OutboxRow[] = [];
+    let bytes = 0;
+    for (const row of events) {
+      const size = 2 * Buffer.byteLength(row.payload) + EventFieldBytes;
+      if (job.length && (job.length === WebhookEventsPerJob || bytes + size > maxBytes)) {
+        yield jobOf(job, integration);
+        job = [];
+        bytes = 0;
+      }
+      job.push(row);
+      bytes += size;
     }
+    if (job.length) yield jobOf(job, integration);
   }
 }
 
-function webhookJobCount(rows: readonly OutboxRow[]): number {
-  let count = 0;
-  for (const events of eventsByWebhook(rows).values()) count += Math.ceil(events.length / WebhookEventsPerJob);
-  return count;
+function jobOf(rows: readonly OutboxRow[], integration: string) {
+  return webhookJobText(rows.map((row) => ({ id: row.id, subject: row.subject, payload: row.payload, writtenAt: row.written_at })), integration);
 }
 
 /** Why the stream did not take a published row, or undefined for its ack. */

@@ -11,11 +11,16 @@ import { FiscalSecrets, type FiscalizationSettings } from '../../subjects/fiscal
  */
 const purpose = (project: string, field: string) => `fiscal.${field}:${project}`;
 
+/**
+ * The secrets of a choice from the API sealed. What the API takes is always the secret itself: a
+ * value that looks sealed is sealed like any other text (taken as sealed, a made-up one would name
+ * a key no worker has, and stop every worker's start).
+ */
 export function sealFiscalSecrets(project: string, settings: FiscalizationSettings, ring: KeyRing): FiscalizationSettings {
   const sealed = { ...settings };
   for (const field of FiscalSecrets) {
     const value = settings[field];
-    if (value !== undefined && !isSealed(value)) sealed[field] = ring.seal(value, purpose(project, field));
+    if (value !== undefined) sealed[field] = ring.seal(value, purpose(project, field));
   }
   return sealed;
 }

@@ -129,12 +129,15 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
    * One job: its webhook's events, each sent on its own (side by side) unless delivered or given up
    * already. While the webhook's receiver fails, the job waits for its next try, and then one event
    * tries it. The job is done when each of its events is; else it comes back when the earliest of
-   * them may be tried again.
+   * them may be tried again. An event that another job of the batch carries too (a redelivery by
+   * hand while its job waits, say) is that job's to send.
    */
-  const deliverJob = async (job: WebhookJob, states: readonly db.DeliveryState[], probing: Set<string>): Promise<JobOutcome> => {
+  const deliverJob = async (job: WebhookJob, states: readonly db.DeliveryState[], batch: BatchContext): Promise<JobOutcome> => {
     const first = states[0];
     if (!first?.state || first.state === 'disabled') return { kind: 'done' };
-    const open = job.events.map((event, i) => ({ event, state: states[i]! })).filter(({ state }) => !state.delivered && !state.given_up);
+    const open = job.events
+      .map((event, i) => ({ event, state: states[i]! }))
+      .filter(({ event, state }) => !state.delivered && !state.given_up && claim(batch.sending, `${job.integrationID}:${event.eventID}`));
     if (!open.length) return { kind: 'done' };
     if ((first.failed_attempts ?? 0) > 0 && (first.integration_wait_ms ?? 0) > 0) {
       return { kind: 'retry', reason: 'its receiver failed: waiting for its next try', afterMs: first.integration_wait_ms! + jitter() };
@@ -144,8 +147,8 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
     // A receiver that failed is tried with one event (of one job of the batch) until it answers again.
     const failing = (first.failed_attempts ?? 0) > 0;
     const integration = `${job.project}/${job.integrationID}`;
-    const now = !failing ? due : probing.has(integration) ? [] : due.slice(0, 1);
-    if (failing) probing.add(integration);
+    const now = !failing ? due : batch.probing.has(integration) ? [] : due.slice(0, 1);
+    if (failing) batch.probing.add(integration);
     if (now.length < due.length) later.push(1000 + jitter());
     const retries = (await Promise.all(now.map(({ event, state }) => deliver(job, event, state)))).filter((ms): ms is number => ms !== undefined);
     const waits = [...later, ...retries];
@@ -157,13 +160,13 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
     const parsed = jobs.map((job) => readJob(WebhookJob, job, log, 'webhook delivery job'));
     const keys = parsed.flatMap((job) => job?.events.map((e) => ({ project: job.project, integrationID: job.integrationID, eventID: e.eventID })) ?? []);
     const states = db.readDeliveryStates(sql, keys);
-    const probing = new Set<string>();
+    const batch: BatchContext = { probing: new Set(), sending: new Set() };
     let offset = 0;
     return parsed.map(async (job): Promise<JobOutcome> => {
       if (!job) return { kind: 'done' };
       const from = offset;
       offset += job.events.length;
-      return deliverJob(job, (await states).slice(from, from + job.events.length), probing);
+      return deliverJob(job, (await states).slice(from, from + job.events.length), batch);
     });
   };
 
@@ -254,4 +257,17 @@ function gatherer<T>(flush: (items: T[]) => Promise<void>): (item: T) => Promise
 /** Spreads the events that wait for one receiver over a second. */
 function jitter(): number {
   return Math.floor(Math.random() * 1000);
+}
+
+/** What the jobs of one batch share: the webhooks one of them probes, and the events one of them sends. */
+interface BatchContext {
+  probing: Set<string>;
+  sending: Set<string>;
+}
+
+/** Adds `key` to `set`; answers whether it was not there yet. */
+function claim(set: Set<string>, key: string): boolean {
+  if (set.has(key)) return false;
+  set.add(key);
+  return true;
 }

@@ -73,13 +73,19 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
   // Every column as text (the driver sends booleans and nulls in an array as no array type takes them), cast in the statement.
   const column = <K extends keyof AttemptRecord>(key: K) => attempts.map((a) => (a[key] === null ? null : String(a[key])));
   const rows = await sql<{ id: string; project: string; disabled_now: boolean }[]>`
-    with a as (
+    with input as (
       select * from unnest(
         ${column('project')}::text[], ${column('integrationID')}::text[], ${column('eventID')}::text[], ${column('eventType')}::text[],
         ${column('subject')}::text[], ${column('payload')}::text[], ${column('writtenAt')}::text[]::timestamptz[], ${column('attempt')}::text[]::int[],
         ${column('status')}::text[], ${column('durationMs')}::text[]::int[], ${column('response')}::text[], ${column('delivered')}::text[]::boolean[],
         ${column('givenUp')}::text[]::boolean[], ${column('retryInMs')}::text[]::int[]
       ) as a(project, integration_id, event_id, event_type, subject, payload, written_at, attempt, status, duration_ms, response, delivered, given_up, retry_in_ms)
+    ),
+    a as (
+      -- One attempt per event: the same event in two jobs (sent again by hand while its job still
+      -- waits, say) may end in one flush, and a row is changed once per statement. A delivery wins.
+      select distinct on (project, integration_id, event_id) * from input
+      order by project, integration_id, event_id, delivered desc, attempt desc
     ),
     previous as (
       -- The events' latest attempts so far: they move to webhook_attempts (the statement's snapshot sees them as they were).

@@ -158,9 +158,10 @@ async function ensureRoleCreds(file: string, authority: StoredAuthority, role: R
 }
 
 /** The user JWT and nkey seed of a .creds file. */
-export function parseCreds(creds: string): { jwt: string; seed: string } | undefined {
-  const jwt = /-----BEGIN NATS USER JWT-----\s*([^\s-]+)\s*-+END NATS USER JWT-+/.exec(creds)?.[1];
-  const seed = /-----BEGIN USER NKEY SEED-----\s*([^\s-]+)\s*-+END USER NKEY SEED-+/.exec(creds)?.[1];
+function parseCreds(creds: string): { jwt: string; seed: string } | undefined {
+  // A JWT is base64url, dashes included: each value runs to the dashes of its END line.
+  const jwt = /-----BEGIN NATS USER JWT-----\s*(\S+?)\s*-{3,}END NATS USER JWT/.exec(creds)?.[1];
+  const seed = /-----BEGIN USER NKEY SEED-----\s*(\S+?)\s*-{3,}END USER NKEY SEED/.exec(creds)?.[1];
   return jwt && seed ? { jwt, seed } : undefined;
 }
 
