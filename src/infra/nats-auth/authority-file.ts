@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
@@ -165,14 +165,19 @@ function parseCreds(creds: string): { jwt: string; seed: string } | undefined {
   return jwt && seed ? { jwt, seed } : undefined;
 }
 
-/** Writes a file only its owner may read, whole (a temp file renamed over it). */
+/**
+ * Writes a file only its owner may read, whole: a temp file renamed over it, or with `wx` linked to
+ * its name only if there is none (EEXIST: another process made it first), so that no reader sees it
+ * half written.
+ */
 export async function writePrivate(file: string, contents: string, flag: 'w' | 'wx' = 'w'): Promise<void> {
-  if (flag === 'wx') {
-    await writeFile(file, contents, { mode: 0o600, flag });
-    return;
-  }
   const temp = `${file}.${process.pid}.tmp`;
   await writeFile(temp, contents, { mode: 0o600 });
   await chmod(temp, 0o600);
-  await rename(temp, file);
+  if (flag === 'w') return rename(temp, file);
+  try {
+    await link(temp, file);
+  } finally {
+    await unlink(temp);
+  }
 }
