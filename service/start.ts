@@ -18,7 +18,7 @@ import { connectPostgres } from '../src/infra/postgres.js';
 import { superviseChild, type ChildLostError, type RunningChild, type SupervisedChild } from '../src/infra/supervise.js';
 import { projectRoot } from '../src/infra/project-root.js';
 import { resolveCheckoutSecret, resolveJwtSecret, resolveKeyRing, type Secret } from '../src/secrets/generated.js';
-import { readAuthority } from '../src/infra/nats-auth/authority-file.js';
+import { readAuthority, type StoredAuthority } from '../src/infra/nats-auth/authority-file.js';
 import { prepareSpawnedTrust } from '../src/infra/nats-auth/spawned.js';
 import type { Logger } from '../src/logger.js';
 import { createServiceClient, type ServiceClient } from '../src/messaging/client.js';
@@ -83,10 +83,12 @@ export async function startService(config: Config, log: Logger, options: StartOp
     // Without a nats-server to spawn nothing else is worth starting (nor generating).
     const natsBin = config.nats.url ? undefined : await natsServerBinary(config.nats.serverBin);
     // The key secrets are sealed with at rest: the workers' stored secrets, and npm start's NATS trust.
-    const keys = config.role !== 'edge' || !config.nats.url ? await resolveKeyRing(config) : undefined;
+    const keys = config.role !== 'edge' ? await resolveKeyRing(config) : undefined;
     if (keys) logGenerated(log, 'SECRETS_KEY', keys, 'stored secrets are sealed with it');
     let natsUrl = config.nats.url;
-    let { creds, issuer } = config.nats;
+    let { creds } = config.nats;
+    // The authority the workers issue integrations' credentials with: npm start's, opened as it is made, or NATS_ISSUER's.
+    let authority: StoredAuthority | undefined;
     if (!natsUrl) {
       const trust = await prepareSpawnedTrust(config.dataDir, keys!.ring);
       if (trust.folder.created) log.info({ dir: trust.folder.dir }, 'made the NATS operator, accounts and users: the spawned nats-server refuses any other connection');
@@ -97,7 +99,9 @@ export async function startService(config: Config, log: Logger, options: StartOp
       supervise('nats', 'the spawned nats-server', server, () => start(server.port));
       natsUrl = server.url;
       creds = trust.folder.creds.service;
-      issuer = trust.folder.authorityFile;
+      authority = trust.folder.authority;
+    } else if (config.role !== 'edge' && config.nats.issuer) {
+      authority = await readAuthority(config.nats.issuer, keys!.ring);
     }
     const nc = await connectNats({ url: natsUrl, name: `checkout-platform-${config.role}`, log, creds, tls: config.nats.tls });
     const publisher = createPublisher(nc);
@@ -113,7 +117,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
         supervise('postgres', 'the embedded Postgres', embedded, () => embedded.restart());
         databaseUrl = embedded.url;
       }
-      const natsIssuer = issuer ? { authority: await readAuthority(issuer, keys!.ring), target: { servers: natsUrl, tls: config.nats.tls } } : undefined;
+      const natsIssuer = authority ? { authority, target: { servers: natsUrl, tls: config.nats.tls } } : undefined;
       await startWorkerSide(config, log, databaseUrl, { nc, publisher, secrets: keys!.ring, natsIssuer }, { stops, databaseStops }, options, metrics);
       // A workers-only process has no address to announce: this line says it serves (scripts/cluster.ts waits for it).
       if (config.role === 'workers') log.info({ role: config.role }, 'worker pools serving');

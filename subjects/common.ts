@@ -17,6 +17,8 @@ export function pathSafeId(what: string) {
 }
 
 export const Href = z.object({ href: z.string() });
+/** Where a paged list's answer stands. */
+export const Pagination = z.object({ page: z.int(), perPage: z.int(), totalPages: z.int(), totalItems: z.int() });
 
 export const SelfLinks = z.object({ self: Href });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Done, ProjectId, SelfLinks } from './common.js';
+import { Done, Href, Pagination, ProjectId, SelfLinks } from './common.js';
 import { jobFilter, jobSubject } from './jobs.js';
 import { endpoint } from './contract.js';
 import { EventStream, EventTypes } from './events.js';
@@ -145,8 +145,8 @@ export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 export const WebhookDeliveryList = z
   .object({
     deliveries: z.array(WebhookDelivery).describe('Newest first'),
-    pagination: z.object({ page: z.int(), perPage: z.int(), totalPages: z.int(), totalItems: z.int() }),
-    links: z.object({ self: z.object({ href: z.string() }), nextPage: z.object({ href: z.string() }).optional() }),
+    pagination: Pagination,
+    links: z.object({ self: Href, nextPage: Href.optional() }),
   })
   .meta({ id: 'WebhookDeliveryList' });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Href, ProjectId } from './common.js';
+import { Href, Pagination, ProjectId } from './common.js';
 import { endpoint } from './contract.js';
 import { PaymentState, Pricing } from './checkout-process.js';
 import { FiscalReference } from './fiscal.js';
@@ -98,7 +98,6 @@ export const Order = z
   .meta({ id: 'Order' });
 export type Order = z.infer<typeof Order>;
 
-export const Pagination = z.object({ page: z.int(), perPage: z.int(), totalPages: z.int(), totalItems: z.int() });
 
 export const OrderList = z
   .object({

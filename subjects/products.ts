@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Units } from './formats/units.js';
-import { Done, ProjectId } from './common.js';
+import { Done, Pagination, ProjectId } from './common.js';
 import { endpoint } from './contract.js';
 
 /** A SKU: any printable text (SKUs from ERPs contain spaces, slashes, ...). Paths carry it encoded. */
@@ -131,7 +131,6 @@ export const ProductSearchItem = z
   })
   .meta({ id: 'ProductSearchItem' });
 
-export const Pagination = z.object({ page: z.int(), perPage: z.int(), totalPages: z.int(), totalItems: z.int() });
 
 export const ProductSearchResult = z.object({ products: z.array(ProductSearchItem), pagination: Pagination }).meta({ id: 'ProductSearchResult' });
 

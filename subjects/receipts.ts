@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { Href, ProjectId, subjectToken } from './common.js';
+import { Href, Pagination, ProjectId, subjectToken } from './common.js';
 import { endpoint } from './contract.js';
 import { jobFilter, jobSubject } from './jobs.js';
-import { Pagination } from './orders.js';
 
 /**
  * Receipts of final orders (PDF) and an app user's purchase history. A receipt is made by a

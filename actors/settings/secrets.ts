@@ -1,6 +1,6 @@
 import type { Sql } from '../../src/infra/postgres.js';
-import { isSealed, sealedKeyId, type KeyRing } from '../../src/secrets/key-ring.js';
-import { replaceFiscalSecret, storedFiscalSecrets } from './sql.js';
+import { isSealed, type KeyRing, type StoredSecret } from '../../src/secrets/key-ring.js';
+import { readFiscalSecrets, replaceFiscalSecret } from './sql.js';
 import { FiscalSecrets, type FiscalizationSettings } from '../../subjects/fiscal.js';
 
 /**
@@ -35,28 +35,11 @@ export function openFiscalSecrets(project: string, settings: FiscalizationSettin
   return opened;
 }
 
-/** Seals a value anew under the ring's current key (npm run reseal; a plain one from before sealing too). */
-export function resealFiscalSecret(project: string, field: (typeof FiscalSecrets)[number], value: string, ring: KeyRing): string {
-  const plain = isSealed(value) ? ring.open(value, purpose(project, field)) : value;
-  return ring.seal(plain, purpose(project, field));
-}
-
-/**
- * Every stored TSE secret that is plain (written before secrets were sealed) or, with `all`, sealed
- * under another key than the current one, sealed anew under the current key. Answers how many. At
- * start the workers seal the plain ones (the data migration of sealing); `npm run reseal` all.
- */
-export async function resealFiscalSecrets(sql: Sql, ring: KeyRing, which: 'plain' | 'all'): Promise<number> {
-  let changed = 0;
-  for (const { project, field, value } of await storedFiscalSecrets(sql)) {
-    if (isSealed(value) && (which === 'plain' || sealedKeyId(value) === ring.currentId)) continue;
-    if (await replaceFiscalSecret(sql, project, field, value, resealFiscalSecret(project, field, value, ring))) changed++;
-  }
-  return changed;
-}
-
-/** The ids of the keys the stored TSE secrets are sealed under. */
-export async function fiscalSecretKeyIds(sql: Sql): Promise<string[]> {
-  const values = await storedFiscalSecrets(sql);
-  return [...new Set(values.filter((v) => isSealed(v.value)).map((v) => sealedKeyId(v.value)))];
+/** Every stored TSE secret, as the workers' start and `npm run reseal` seal it anew (actors/secrets-at-rest.ts). */
+export async function storedFiscalSecrets(sql: Sql): Promise<StoredSecret[]> {
+  return (await readFiscalSecrets(sql)).map(({ project, field, value }) => ({
+    value,
+    purpose: purpose(project, field),
+    replace: (sealed) => replaceFiscalSecret(sql, project, field, value, sealed),
+  }));
 }

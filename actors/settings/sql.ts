@@ -68,7 +68,7 @@ export async function writeSettings(sql: Sql, project: string, settings: Setting
 }
 
 /** The TSE secrets as stored (sealed, or plain from before sealing), per project and field. */
-export async function storedFiscalSecrets(sql: Sql): Promise<Array<{ project: string; field: 'apiKey' | 'apiSecret' | 'adminPin'; value: string }>> {
+export async function readFiscalSecrets(sql: Sql): Promise<Array<{ project: string; field: 'apiKey' | 'apiSecret' | 'adminPin'; value: string }>> {
   return sql<Array<{ project: string; field: 'apiKey' | 'apiSecret' | 'adminPin'; value: string }>>`
     select s.project, f.key as field, f.value
     from project_settings s, jsonb_each_text(s.fiscalization) f

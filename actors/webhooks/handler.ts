@@ -14,6 +14,7 @@ import { JobStream } from '../../subjects/jobs.js';
 import { webhookSecretPurpose } from './secrets.js';
 import { createSender, type SendResult } from './sender.js';
 import { webhookSignature, webhookSigningKey } from './signature.js';
+import { findIntegration } from '../integrations/sql.js';
 import * as db from './sql.js';
 
 /**
@@ -219,7 +220,7 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
 }
 
 async function ensureWebhook(db: Sql | TransactionSql, project: string, id: string): Promise<{ state: string }> {
-  const [row] = await db<{ kind: string; state: string }[]>`select kind, state from integrations where project = ${project} and id = ${id}`;
+  const row = await findIntegration(db, project, id);
   if (!row) throw AppError.notFound(`no integration ${id}`);
   if (row.kind !== 'webhook') throw AppError.badRequest(`integration ${id} is not a webhook: it has no deliveries`, []);
   return row;

@@ -84,8 +84,9 @@ export function checkedLookup(policy: DestinationPolicy): LookupFunction {
   return (hostname, options, callback) => {
     lookup(hostname, { all: true, family: options.family === 6 ? 6 : options.family === 4 ? 4 : 0 }).then(
       (addresses) => {
-        const allowed = addresses.find(({ address }) => !addressProblem(address, policy));
+        // Refused when any address of the name is: the one connected to is the first.
         const refused = addresses.map(({ address }) => addressProblem(address, policy)).find(Boolean);
+        const allowed = addresses[0];
         if (refused || !allowed) {
           callback(Object.assign(new Error(`refused destination: ${refused ?? `${hostname} resolves to nothing`}`), { code: 'EREFUSEDDESTINATION' }), '', 4);
           return;

@@ -100,3 +100,11 @@ export function createKeyRing(current: Buffer, previous: readonly Buffer[] = [])
     },
   };
 }
+
+/** A secret as stored: its value (sealed, or plain from before sealing), what it is sealed for, and how to write it anew. */
+export interface StoredSecret {
+  value: string;
+  purpose: string;
+  /** Writes the value sealed anew, if the stored one is still `value` (a write in between wins); answers whether it did. */
+  replace(sealed: string): Promise<boolean>;
+}

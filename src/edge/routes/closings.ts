@@ -12,7 +12,8 @@ import {
   ReportJobRequest,
   ScheduleId,
 } from '../../../subjects/closings.js';
-import { Order, Pagination } from '../../../subjects/orders.js';
+import { Pagination } from '../../../subjects/common.js';
+import { Order } from '../../../subjects/orders.js';
 import { ShopId } from '../../../subjects/shops.js';
 import type { ServiceClient } from '../../messaging/client.js';
 import { pageOf } from '../paging.js';
