@@ -73,21 +73,21 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
   };
 
   /**
-   * Attempts are recorded as they end, those that end together in one statement (a batch's
-   * deliveries do not wait for its slowest: a receiver that hangs holds up no other's record, nor
-   * its ack).
+   * Attempts are recorded as they end, those that end within RecordGatherMs of each other in one
+   * statement (a batch's deliveries do not wait for its slowest: a receiver that hangs holds up no
+   * other's record, nor its ack).
    */
-  const recorder = gatherer(async (records: db.AttemptRecord[]) => {
+  const recorder = gatherer(RecordGatherMs, async (records: db.AttemptRecord[]) => {
     const disabled = await db.recordAttempts(sql, records, webhooks.retryScheduleMs, webhooks.maxAttempts);
     for (const integration of disabled) log.error({ integration }, 'webhook disabled: its deliveries failed too many times in a row');
   });
 
   /** One event's attempt: sent, recorded; answers when it may be tried again (undefined: it is done). */
-  const deliver = async (job: WebhookJob, event: WebhookEvent, state: db.DeliveryState): Promise<number | undefined> => {
+  const deliver = async (job: WebhookJob, webhook: db.WebhookState, event: WebhookEvent, state: db.EventState): Promise<number | undefined> => {
     const attempt = state.attempts + 1;
     const payload = event.event;
     const body = `{"type":${JSON.stringify(event.type)},"timestamp":${JSON.stringify(event.writtenAt)},"data":${payload}}`;
-    const signing = [open(state.secret!, job.project, job.integrationID), ...(state.previous_secret ? [open(state.previous_secret, job.project, job.integrationID)] : [])];
+    const signing = [open(webhook.secret, job.project, job.integrationID), ...(webhook.previous_secret ? [open(webhook.previous_secret, job.project, job.integrationID)] : [])];
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = {
       'content-type': 'application/json',
@@ -96,7 +96,7 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
       'webhook-timestamp': String(timestamp),
       'webhook-signature': webhookSignature(signing, event.eventID, timestamp, body),
     };
-    const sent = await sender.send(state.url!, headers, body, webhooks.timeoutMs);
+    const sent = await sender.send(webhook.url, headers, body, webhooks.timeoutMs);
     deps.metrics?.webhookDeliveries.inc({ result: resultLabel(sent) });
     const last = !sent.delivered && attempt >= webhooks.maxAttempts;
     const retryInMs = sent.delivered || last ? undefined : retryDelay(webhooks.retryScheduleMs, attempt);
@@ -133,42 +133,41 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
    * them may be tried again. An event that another job of the batch carries too (a redelivery by
    * hand while its job waits, say) is that job's to send.
    */
-  const deliverJob = async (job: WebhookJob, states: readonly db.DeliveryState[], batch: BatchContext): Promise<JobOutcome> => {
-    const first = states[0];
-    if (!first?.state || first.state === 'disabled') return { kind: 'done' };
+  const deliverJob = async (job: WebhookJob, batch: BatchContext): Promise<JobOutcome> => {
+    const webhook = batch.webhooks.get(`${job.project}/${job.integrationID}`);
+    if (webhook?.state !== 'active') return { kind: 'done' };
     const open = job.events
-      .map((event, i) => ({ event, state: states[i]! }))
+      .map((event) => ({ event, state: batch.events.get(db.deliveryKey({ project: job.project, integrationID: job.integrationID, eventID: event.eventID })) ?? db.NotTried }))
       .filter(({ event, state }) => !state.delivered && !state.given_up && claim(batch.sending, `${job.integrationID}:${event.eventID}`));
     if (!open.length) return { kind: 'done' };
-    if ((first.failed_attempts ?? 0) > 0 && (first.integration_wait_ms ?? 0) > 0) {
-      return { kind: 'retry', reason: 'its receiver failed: waiting for its next try', afterMs: first.integration_wait_ms! + jitter() };
+    if (webhook.failed_attempts > 0 && (webhook.integration_wait_ms ?? 0) > 0) {
+      return { kind: 'retry', reason: 'its receiver failed: waiting for its next try', afterMs: webhook.integration_wait_ms! + jitter() };
     }
     const due = open.filter(({ state }) => (state.message_wait_ms ?? 0) <= 0);
     const later = open.filter(({ state }) => (state.message_wait_ms ?? 0) > 0).map(({ state }) => state.message_wait_ms!);
     // A receiver that failed is tried with one event (of one job of the batch) until it answers again.
-    const failing = (first.failed_attempts ?? 0) > 0;
+    const failing = webhook.failed_attempts > 0;
     const integration = `${job.project}/${job.integrationID}`;
     const now = !failing ? due : batch.probing.has(integration) ? [] : due.slice(0, 1);
     if (failing) batch.probing.add(integration);
     if (now.length < due.length) later.push(1000 + jitter());
-    const retries = (await Promise.all(now.map(({ event, state }) => deliver(job, event, state)))).filter((ms): ms is number => ms !== undefined);
+    const retries = (await Promise.all(now.map(({ event, state }) => deliver(job, webhook, event, state)))).filter((ms): ms is number => ms !== undefined);
     const waits = [...later, ...retries];
     return waits.length ? { kind: 'retry', reason: 'events of the job wait for their next attempt', afterMs: Math.min(...waits) } : { kind: 'done' };
   };
 
-  /** A batch's states, every event of every job, are read in one statement; each job then goes its own way. */
+  /**
+   * A batch's webhooks are read in one statement, and what was done of its events in another
+   * (the rows of events tried before: none for a job's first delivery); each job then goes its own way.
+   */
   const deliverBatch = (jobs: readonly Job[]): Array<Promise<JobOutcome>> => {
     const parsed = jobs.map((job) => readJob(WebhookJob, job, log, 'webhook delivery job'));
-    const keys = parsed.flatMap((job) => job?.events.map((e) => ({ project: job.project, integrationID: job.integrationID, eventID: e.eventID })) ?? []);
-    const states = db.readDeliveryStates(sql, keys);
-    const batch: BatchContext = { probing: new Set(), sending: new Set() };
-    let offset = 0;
-    return parsed.map(async (job): Promise<JobOutcome> => {
-      if (!job) return { kind: 'done' };
-      const from = offset;
-      offset += job.events.length;
-      return deliverJob(job, (await states).slice(from, from + job.events.length), batch);
-    });
+    const read = parsed.filter((job): job is WebhookJob => job !== undefined);
+    const context = Promise.all([
+      db.readWebhooks(sql, [...new Map(read.map((job) => [`${job.project}/${job.integrationID}`, job])).values()]),
+      db.readEventStates(sql, read.flatMap((job) => job.events.map((e) => ({ project: job.project, integrationID: job.integrationID, eventID: e.eventID })))),
+    ]).then(([webhooks, events]): BatchContext => ({ webhooks, events, probing: new Set(), sending: new Set() }));
+    return parsed.map(async (job): Promise<JobOutcome> => (job ? deliverJob(job, await context) : { kind: 'done' }));
   };
 
   const routes = [
@@ -234,22 +233,31 @@ function resultLabel(sent: SendResult): string {
 }
 
 /**
- * Gathers what callers hand in during one turn of the event loop into one call of `flush`; each
+ * How long the first attempt of a record statement waits for more. A statement costs much the
+ * same for one attempt as for thirty (its planning, the round trip, the commit), and a job's
+ * deliveries end within a few milliseconds of each other: one statement per job instead of one per
+ * three or four attempts cut what an attempt's record costs the worker and Postgres from about 130
+ * to 50 µs (2026-11-27). It delays only the job's ack, never a delivery.
+ */
+const RecordGatherMs = 20;
+
+/**
+ * Gathers what callers hand in within `windowMs` of the first into one call of `flush`; each
  * caller's promise settles with that call.
  */
-function gatherer<T>(flush: (items: T[]) => Promise<void>): (item: T) => Promise<void> {
+function gatherer<T>(windowMs: number, flush: (items: T[]) => Promise<void>): (item: T) => Promise<void> {
   let pending: Array<{ item: T; done: () => void; failed: (err: unknown) => void }> = [];
   return (item) =>
     new Promise<void>((resolve, reject) => {
       if (!pending.length) {
-        setImmediate(() => {
+        setTimeout(() => {
           const batch = pending;
           pending = [];
           flush(batch.map((p) => p.item)).then(
             () => batch.forEach((p) => p.done()),
             (err: unknown) => batch.forEach((p) => p.failed(err)),
           );
-        });
+        }, windowMs);
       }
       pending.push({ item, done: resolve, failed: reject });
     });
@@ -260,8 +268,10 @@ function jitter(): number {
   return Math.floor(Math.random() * 1000);
 }
 
-/** What the jobs of one batch share: the webhooks one of them probes, and the events one of them sends. */
+/** What the jobs of one batch share: their webhooks and events as read, the webhooks one of them probes, and the events one of them sends. */
 interface BatchContext {
+  webhooks: Map<string, db.WebhookState>;
+  events: Map<string, db.EventState>;
   probing: Set<string>;
   sending: Set<string>;
 }
