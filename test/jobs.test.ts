@@ -1,10 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { headers } from '@nats-io/transport-node';
 import t from 'tap';
+import { z } from 'zod';
+import { startOutboxRelay } from '../actors/outbox/relay.js';
+import { insertOutbox, type OutboxEvent } from '../actors/outbox/sql.js';
 import { ensureStream } from '../src/infra/jetstream.js';
+import { connectPostgres } from '../src/infra/postgres.js';
 import { createLogger } from '../src/logger.js';
-import { startBatchJobConsumer, startJobConsumer, type Job, type JobOutcome } from '../src/messaging/jobs.js';
-import { JobStream } from '../subjects/jobs.js';
+import { readJob, startBatchJobConsumer, startJobConsumer, type Job, type JobOutcome } from '../src/messaging/jobs.js';
+import { JobBundleHeader, JobStream } from '../subjects/jobs.js';
 import { provisionInfrastructure } from './support/service.js';
 
 const infra = await provisionInfrastructure(t);
@@ -179,4 +184,68 @@ t.test('with gatherMs, jobs published one after another within it make one batch
   t.same(batches[1], ['last'], 'stop started it');
   const info = await (await jetstreamManager(nc)).consumers.info(JobStream.name, 'gather');
   t.same([info.num_pending, info.num_ack_pending], [0, 0], 'every job was acked');
+});
+
+t.test('a bundle comes apart into its jobs; it is acked when all are done, and comes back whole when one is to be tried again', async (t) => {
+  const seen: Array<{ subject: string; msgId: string; attempt: number; payload: unknown }> = [];
+  const consumer = await startBatchJobConsumer({ nc, log }, { durable: 'bundle', filter: 'jobs.fiscal.bundletest.>', retryScheduleMs: [200], maxAttempts: 5 }, (jobs) =>
+    jobs.map(async (job): Promise<JobOutcome> => {
+      const payload = readJob(z.object({ n: z.number() }), job, log, 'test job');
+      seen.push({ subject: job.subject, msgId: job.msgId, attempt: job.attempt, payload });
+      // The second job asks to be tried again once.
+      return payload?.n === 2 && job.attempt === 1 ? { kind: 'retry', reason: 'not yet' } : { kind: 'done' };
+    }),
+  );
+  t.teardown(() => consumer.stop());
+  const jobs = [1, 2, 3].map((n) => ({ subject: `jobs.fiscal.bundletest.p${n}.finish`, msgId: `bundled-${n}`, payload: { n } }));
+  const h = headers();
+  h.set('Nats-Msg-Id', 'bundle-test');
+  h.set(JobBundleHeader, '3');
+  // Published on a subject the test's consumer takes; the relay publishes bundles on jobBundleSubject(kind).
+  await js.publish('jobs.fiscal.bundletest._bundle', JSON.stringify({ jobs }), { headers: h });
+  await until(() => seen.length >= 6);
+  await sleep(400);
+  t.same(
+    seen.map((s) => [s.subject, s.msgId, s.attempt, s.payload]),
+    [...jobs.map((j) => [j.subject, j.msgId, 1, j.payload]), ...jobs.map((j) => [j.subject, j.msgId, 2, j.payload])],
+    'each job handed over with its own subject, id and payload; all three again when one asked for it',
+  );
+  const info = await (await jetstreamManager(nc)).consumers.info(JobStream.name, 'bundle');
+  t.same([info.num_pending, info.num_ack_pending, info.delivered.stream_seq > 0], [0, 0, true], 'the bundle acked once all were done');
+});
+
+t.test('the relay sends the jobs of a kind that one outbox batch carries as one bundle, events and other kinds alone', async (t) => {
+  const sql = connectPostgres({ url: infra.databaseUrl, poolMax: 2 });
+  t.teardown(() => sql.end());
+  const events: OutboxEvent[] = [
+    ...[1, 2, 3].map((n) => ({ subject: `jobs.receipt.relaytest.order${n}`, payload: { n, text: 'ä "quoted"' } })),
+    { subject: 'jobs.closing.relaytest.shop1.day', payload: { alone: true } },
+    { subject: 'jobs.fulfillment.relaytest.f1.call', payload: { single: true } },
+  ];
+  const stream = await js.streams.get(JobStream.name);
+  const before = (await stream.info()).state.last_seq;
+  await insertOutbox(sql, events);
+  const relay = startOutboxRelay({ sql, nc, log, pollMs: 50 });
+  t.teardown(() => relay.stop());
+  const published: Array<{ subject: string; bundle: string | undefined; data: unknown }> = [];
+  for (let seq = before + 1, deadline = Date.now() + 10_000; published.length < 3 && Date.now() < deadline; ) {
+    const message = await stream.getMessage({ seq }).catch(() => undefined);
+    if (!message) {
+      await sleep(50);
+      continue;
+    }
+    seq++;
+    if (message.subject.includes('relaytest') || message.header.get(JobBundleHeader)) published.push({ subject: message.subject, bundle: message.header.get(JobBundleHeader) || undefined, data: message.json() });
+  }
+  t.same(
+    published.map((p) => [p.subject, p.bundle]).sort(),
+    [
+      ['jobs.closing.relaytest.shop1.day', undefined],
+      ['jobs.fulfillment.relaytest.f1.call', undefined],
+      ['jobs.receipt._bundle', '3'],
+    ],
+    'three receipts in one bundle; the closing (not bundled) and the lone fulfillment alone',
+  );
+  const bundle = published.find((p) => p.bundle)!.data as { jobs: Array<{ subject: string; payload: unknown }> };
+  t.same(bundle.jobs.map((j) => [j.subject, j.payload]), events.slice(0, 3).map((e) => [e.subject, e.payload]), 'the bundle carries each job, in order, its payload as written');
 });

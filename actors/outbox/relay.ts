@@ -3,10 +3,12 @@ import type { Logger } from '../../src/logger.js';
 import { logLoopFailure, type Sql } from '../../src/infra/postgres.js';
 import { takeOldestEvents, vacuumOutbox, type OutboxRow } from './sql.js';
 import { webhookJobText, WebhookEventsPerJob } from '../../subjects/integrations.js';
+import { BundledJobKinds, JobBundleHeader, jobBundleSubject, type JobKind } from '../../subjects/jobs.js';
 
 /**
  * Publishes the outbox to JetStream: the oldest events first, each with Nats-Msg-Id = its row id
- * (and the batch's webhook deliveries after them: a job per webhook, with the events it asks for),
+ * (and the batch's webhook deliveries after them: a job per webhook, with the events it asks for;
+ * the batch's jobs of a bundled kind leave together too, as bundles: subjects/jobs.ts),
  * taken out in a transaction that commits once the stream acknowledged them. If the process dies
  * in between, the rows are published again and the stream drops the repeats (duplicate window).
  * A batch leaves as one write with one reply subscription (publishBatch), its acks awaited together.
@@ -135,12 +137,14 @@ function createBatchPublisher(nc: NatsConnection) {
       if (!rows.length) return Promise.resolve();
       const batch = ++batchNo;
       // The batch's webhook deliveries leave with its events: a job per webhook for the events it asks for.
-      const jobs = [...webhookJobs(rows, (nc.info?.max_payload ?? DefaultMaxPayload) - HeaderRoom)];
+      const maxBytes = (nc.info?.max_payload ?? DefaultMaxPayload) - HeaderRoom;
+      const { alone, bundles } = bundleJobs(rows, maxBytes);
+      const jobs = [...webhookJobs(rows, maxBytes)];
       return new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => waiting?.done(new Error(`no ack from the stream within ${timeoutMs} ms`)), timeoutMs);
         waiting = {
           batch,
-          left: rows.length + jobs.length,
+          left: alone.length + bundles.length + jobs.length,
           done: (err) => {
             clearTimeout(timer);
             waiting = undefined;
@@ -149,12 +153,14 @@ function createBatchPublisher(nc: NatsConnection) {
           },
         };
         let i = 0;
-        const send = (subject: string, msgId: string, payload: string) => {
+        const send = (subject: string, msgId: string, payload: string, bundled?: number) => {
           const h = headers();
           h.set('Nats-Msg-Id', msgId);
+          if (bundled !== undefined) h.set(JobBundleHeader, String(bundled));
           nc.publish(subject, payload, { reply: `${inbox}.${batch}.${i++}`, headers: h });
         };
-        for (const row of rows) send(row.subject, row.id, row.payload);
+        for (const row of alone) send(row.subject, row.id, row.payload);
+        for (const bundle of bundles) send(bundle.subject, bundle.msgId, bundle.payload, bundle.jobs);
         for (const job of jobs) send(job.subject, job.msgId, job.payload);
       });
     },
@@ -179,30 +185,75 @@ function eventsByWebhook(rows: readonly OutboxRow[]): Map<string, OutboxRow[]> {
 const DefaultMaxPayload = 1024 * 1024;
 /** What a job's headers and subject may take of a message. */
 const HeaderRoom = 8 * 1024;
-/** A job's fields around an event's JSON (its id, type, subject, time) at most. */
+/** A job's fields around an event's JSON (its id, type, subject, time), or a bundled job's around its payload, at most. */
 const EventFieldBytes = 1024;
 
 /**
+ * Splits items, in order, into runs of at most `maxCount` items and `maxBytes` (by `bytesOf`); an
+ * item that would not fit a run with others is a run of its own.
+ */
+function* runs<T>(items: readonly T[], maxCount: number, maxBytes: number, bytesOf: (item: T) => number): Generator<T[]> {
+  let run: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = bytesOf(item);
+    if (run.length && (run.length === maxCount || bytes + size > maxBytes)) {
+      yield run;
+      run = [];
+      bytes = 0;
+    }
+    run.push(item);
+    bytes += size;
+  }
+  if (run.length) yield run;
+}
+
+/**
  * Each webhook's jobs: its events in order, at most WebhookEventsPerJob and `maxBytes` to a job (an
- * event's JSON goes in as a JSON string: escaped, each byte at most twice). An event that would not
- * fit a job with others is a job of its own.
+ * event's JSON goes in as a JSON string: escaped, each byte at most twice).
  */
 function* webhookJobs(rows: readonly OutboxRow[], maxBytes: number) {
   for (const [integration, events] of eventsByWebhook(rows)) {
-    let job: OutboxRow[] = [];
-    let bytes = 0;
-    for (const row of events) {
-      const size = 2 * Buffer.byteLength(row.payload) + EventFieldBytes;
-      if (job.length && (job.length === WebhookEventsPerJob || bytes + size > maxBytes)) {
-        yield jobOf(job, integration);
-        job = [];
-        bytes = 0;
-      }
-      job.push(row);
-      bytes += size;
-    }
-    if (job.length) yield jobOf(job, integration);
+    for (const run of runs(events, WebhookEventsPerJob, maxBytes, (row) => 2 * Buffer.byteLength(row.payload) + EventFieldBytes)) yield jobOf(run, integration);
   }
+}
+
+/** Jobs in one bundle at most. */
+const JobsPerBundle = 100;
+
+/**
+ * The batch's rows that leave alone (events, jobs of kinds that are not bundled, a job with no
+ * other of its kind), and its bundles: the jobs of each bundled kind in order, at most
+ * JobsPerBundle and `maxBytes` to a bundle, each job's payload in it as written.
+ */
+function bundleJobs(rows: readonly OutboxRow[], maxBytes: number) {
+  const alone: OutboxRow[] = [];
+  const byKind = new Map<string, OutboxRow[]>();
+  for (const row of rows) {
+    const kind = bundledKindOf(row.subject);
+    if (!kind) alone.push(row);
+    else if (byKind.has(kind)) byKind.get(kind)!.push(row);
+    else byKind.set(kind, [row]);
+  }
+  const bundles: Array<{ subject: string; msgId: string; payload: string; jobs: number }> = [];
+  for (const [kind, jobs] of byKind) {
+    for (const run of runs(jobs, JobsPerBundle, maxBytes, (row) => Buffer.byteLength(row.payload) + row.subject.length + row.id.length + EventFieldBytes)) {
+      if (run.length === 1) {
+        alone.push(run[0]!);
+        continue;
+      }
+      const members = run.map((row) => `{"subject":${JSON.stringify(row.subject)},"msgId":${JSON.stringify(row.id)},"payload":${row.payload}}`);
+      bundles.push({ subject: jobBundleSubject(kind as JobKind), msgId: `bundle:${kind}:${run[0]!.id}:${run.length}:${run.at(-1)!.id}`, payload: `{"jobs":[${members.join(',')}]}`, jobs: run.length });
+    }
+  }
+  return { alone, bundles };
+}
+
+/** The kind of a job row whose kind is bundled, or undefined (an event, another kind). */
+function bundledKindOf(subject: string): string | undefined {
+  if (!subject.startsWith('jobs.')) return undefined;
+  const kind = subject.slice(5, subject.indexOf('.', 5)) as JobKind;
+  return BundledJobKinds.includes(kind) ? kind : undefined;
 }
 
 function jobOf(rows: readonly OutboxRow[], integration: string) {

@@ -12,7 +12,7 @@ import * as fulfillments from '../../subjects/fulfillments.js';
 import * as idempotency from '../../subjects/idempotency.js';
 import * as imports from '../../subjects/imports.js';
 import * as integrations from '../../subjects/integrations.js';
-import { JobKinds, JobStream, type JobKind } from '../../subjects/jobs.js';
+import { BundledJobKinds, JobBundle, JobBundleHeader, JobKinds, JobStream, type JobKind } from '../../subjects/jobs.js';
 import * as orders from '../../subjects/orders.js';
 import * as pos from '../../subjects/pos.js';
 import * as portalAccounts from '../../subjects/portal-accounts.js';
@@ -221,6 +221,35 @@ export function buildAsyncApi(options: { version: string }): JsonSchema {
     };
   }
 
+  messages['jobs.bundle'] = {
+    name: 'jobs.bundle',
+    title: 'Job bundle',
+    contentType: 'application/json',
+    headers: {
+      type: 'object',
+      properties: {
+        'Nats-Msg-Id': { type: 'string', description: "The bundle's id, made of its first and last jobs' ids and their number" },
+        [JobBundleHeader]: { type: 'string', description: 'The number of jobs in the bundle' },
+      },
+      required: [JobBundleHeader],
+    },
+    payload: schemas.add(JobBundle, 'output'),
+  };
+  channels['jobs.bundle'] = {
+    address: 'jobs.{kind}._bundle',
+    title: 'Job bundles (internal)',
+    description: `Internal: the jobs of one kind that one outbox batch carried, published as one message (each costs the stream a publish, an ack, a delivery and an ack). The kind's pool takes each job of it as if it had come alone.`,
+    parameters: { kind: { description: 'The kind of the jobs in it', enum: [...BundledJobKinds] } },
+    messages: { bundle: ref('#/components/messages/jobs.bundle') },
+  };
+  operations['jobs.bundle'] = {
+    action: 'receive',
+    title: 'Do bundled jobs (internal)',
+    channel: ref('#/channels/jobs.bundle'),
+    messages: [ref('#/channels/jobs.bundle/messages/bundle')],
+    tags: [{ name: 'jobs' }, { name: 'internal' }],
+  };
+
   return {
     asyncapi: '3.0.0',
     info: {
@@ -231,7 +260,7 @@ export function buildAsyncApi(options: { version: string }): JsonSchema {
         'Requests go to `svc.<domain>.<verb>` with a reply subject; one worker of the domain\'s queue group answers with the reply, or with an error reply: the error object as the body and the headers `' +
           `${ErrorHeaders.code}\` and \`${ErrorHeaders.message}\`.`,
         `Events are \`events.<project>.<domain>.<id>.<event>\` in the JetStream stream \`${EventStream.name}\`, each stored once (\`Nats-Msg-Id\`); follow them through an integration (\`POST /{project}/integrations\`: a durable consumer with a NATS credential that reads only it, or a webhook; see docs/integrators.md).`,
-        `Jobs (\`jobs.<kind>.<project>.<id>[.<step>]\`, stream \`${JobStream.name}\`) are internal.`,
+        `Jobs (\`jobs.<kind>.<project>.<id>[.<step>]\`, stream \`${JobStream.name}\`; those of a kind that one outbox batch carried together as one \`jobs.<kind>._bundle\`) are internal.`,
       ].join('\n\n'),
     },
     defaultContentType: 'application/json',

@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { tryParseJson } from '../../subjects/formats/json.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../infra/metrics.js';
-import { JobStream } from '../../subjects/jobs.js';
+import { JobBundle, JobBundleHeader, JobStream } from '../../subjects/jobs.js';
 
 /**
  * The consuming side of durable work (subjects/jobs.ts): one durable pull consumer per job kind on
@@ -20,12 +20,20 @@ import { JobStream } from '../../subjects/jobs.js';
  * before attempt 2, 3, ...; the last entry repeats), or later when the handler asks for it (a
  * Retry-After). The consumer carries the same schedule as its `backoff` and `maxAttempts` as its
  * `max_deliver` (what nats-server 2.9 has), so redeliveries after a crash follow it too.
+ *
+ * A bundle (subjects/jobs.ts: the jobs of a kind one outbox batch carried) is taken apart: each of
+ * its jobs goes to the handler as if it had come alone, with the bundle's delivery count as its
+ * attempt. The bundle is acked when all its jobs are done, and tried again (all of them: a job done
+ * before finds what it recorded and does nothing) after the shortest delay one of them asks for.
  */
 export type JobOutcome = { kind: 'done' } | { kind: 'retry'; reason: string; afterMs?: number };
 
 export interface Job {
   subject: string;
+  /** The payload, as JSON text. */
   data: Uint8Array;
+  /** The payload already read (a bundle's jobs): readJob takes it instead of reading `data`. */
+  value?: unknown;
   /** 1 for the first delivery. */
   attempt: number;
   /** No delivery follows this one: the handler must finish the job now (record its failure). */
@@ -41,7 +49,7 @@ const utf8 = new TextDecoder();
  * becomes a good one, so its handler drops it (done), and this says so at error level.
  */
 export function readJob<T extends z.ZodType>(schema: T, job: Job, log: Logger, what: string): z.output<T> | undefined {
-  const parsed = schema.safeParse(tryParseJson(utf8.decode(job.data)));
+  const parsed = schema.safeParse('value' in job ? job.value : tryParseJson(utf8.decode(job.data)));
   if (parsed.success) return parsed.data;
   log.error({ subject: job.subject, issues: parsed.error.issues }, `${what} that cannot be read was dropped`);
   return undefined;
@@ -162,68 +170,97 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
   const load = spec.yieldAboveBusyShare === undefined ? undefined : watchEventLoop();
   let stopping = false;
 
-  const settle = (msg: JsMsg, job: Job, outcome: JobOutcome) => {
-    const { attempt } = job;
-    if (outcome.kind === 'done') return msg.ack();
-    if (job.lastAttempt) {
-      log.error({ subject: job.subject, attempt, reason: outcome.reason }, 'job gave up after its last attempt');
-      metrics?.jobsExhausted.inc(exhausted);
-      return msg.term(outcome.reason);
-    }
-    const scheduled = retryDelay(spec.retryScheduleMs, attempt);
-    msg.nak(spec.ownSchedule && outcome.afterMs !== undefined ? outcome.afterMs : Math.max(outcome.afterMs ?? 0, scheduled));
-  };
-
-  const fail = (msg: JsMsg, job: Job, err: unknown) => {
-    if (job.lastAttempt) {
-      log.error({ err, subject: job.subject, attempt: job.attempt }, 'job failed on its last attempt');
-      metrics?.jobsExhausted.inc(exhausted);
-      return msg.term('failed on its last attempt');
-    }
-    log.warn({ err, subject: job.subject, attempt: job.attempt }, 'job failed; it will be tried again');
-    msg.nak(retryDelay(spec.retryScheduleMs, job.attempt));
-  };
-
-  /** A delivered job: from its arrival until its outcome is settled, kept in progress (`working`). */
+  /** A delivered message (a job, or a bundle of jobs): from its arrival until it is settled, kept in progress (`working`). */
   interface Taken {
     msg: JsMsg;
+    jobs: Job[];
     heartbeat: NodeJS.Timeout;
   }
-  const take = (msg: JsMsg): Taken => ({ msg, heartbeat: setInterval(() => msg.working(), heartbeatMs) });
+
+  const take = (msg: JsMsg): Taken => {
+    const attempt = msg.info.deliveryCount;
+    const lastAttempt = attempt >= spec.maxAttempts;
+    const base = { attempt, lastAttempt };
+    let jobs: Job[];
+    if (msg.headers?.get(JobBundleHeader)) {
+      const bundle = JobBundle.safeParse(tryParseJson(utf8.decode(msg.data)));
+      if (bundle.success) jobs = bundle.data.jobs.map((j) => ({ ...base, subject: j.subject, data: msg.data, value: j.payload, msgId: j.msgId }));
+      else {
+        log.error({ subject: msg.subject, issues: bundle.error.issues }, 'a job bundle that cannot be read was dropped');
+        jobs = [];
+      }
+    } else {
+      jobs = [{ ...base, subject: msg.subject, data: msg.data, msgId: msg.headers?.get('Nats-Msg-Id') ?? '' }];
+    }
+    return { msg, jobs, heartbeat: setInterval(() => msg.working(), heartbeatMs) };
+  };
+
+  /**
+   * A message's outcome from its jobs': done when all are; else tried again after the shortest
+   * delay one asks for (its schedule's, or later when its handler asks for it). On the last
+   * attempt, what did not succeed has given up.
+   */
+  const settle = (taken: Taken, outcomes: ReadonlyArray<PromiseSettledResult<JobOutcome>>) => {
+    const { msg, jobs } = taken;
+    const failed = jobs.flatMap((job, i) => {
+      const result = outcomes[i]!;
+      if (result.status === 'fulfilled' && result.value.kind === 'done') return [];
+      return [{ job, outcome: result.status === 'fulfilled' ? (result.value as Extract<JobOutcome, { kind: 'retry' }>) : undefined, err: result.status === 'rejected' ? (result.reason as unknown) : undefined }];
+    });
+    if (!failed.length) return msg.ack();
+    const attempt = msg.info.deliveryCount;
+    if (attempt >= spec.maxAttempts) {
+      for (const { job, outcome, err } of failed) {
+        if (outcome) log.error({ subject: job.subject, attempt, reason: outcome.reason }, 'job gave up after its last attempt');
+        else log.error({ err, subject: job.subject, attempt }, 'job failed on its last attempt');
+        metrics?.jobsExhausted.inc(exhausted);
+      }
+      return msg.term(failed[0]!.outcome?.reason ?? 'failed on its last attempt');
+    }
+    const scheduled = retryDelay(spec.retryScheduleMs, attempt);
+    const delays = failed.map(({ job, outcome, err }) => {
+      if (!outcome) {
+        log.warn({ err, subject: job.subject, attempt }, 'job failed; it will be tried again');
+        return scheduled;
+      }
+      return spec.ownSchedule && outcome.afterMs !== undefined ? outcome.afterMs : Math.max(outcome.afterMs ?? 0, scheduled);
+    });
+    msg.nak(Math.min(...delays));
+  };
 
   const run = async (batch: Taken[]) => {
-    const jobs = batch.map(({ msg }): Job => {
-      const attempt = msg.info.deliveryCount;
-      return { subject: msg.subject, data: msg.data, attempt, lastAttempt: attempt >= spec.maxAttempts, msgId: msg.headers?.get('Nats-Msg-Id') ?? '' };
-    });
+    const jobs = batch.flatMap((taken) => taken.jobs);
     // Yields while the process is busy, but not forever: a job waits at most YieldAtMostMs.
     for (let waited = 0; load && load.busyShare() > spec.yieldAboveBusyShare! && waited < YieldAtMostMs && !stopping; waited += LoadPeriodMs) {
       await sleep(LoadPeriodMs);
     }
     let outcomes: Array<Promise<JobOutcome>>;
     try {
-      outcomes = handler(jobs);
+      outcomes = jobs.length ? handler(jobs) : [];
     } catch (err) {
       outcomes = jobs.map(() => Promise.reject(err));
     }
-    // Each job's heartbeat stops, and its place frees, when its own outcome is settled.
+    // Each message's heartbeat stops, and its places free, when its own jobs' outcomes are known.
+    let offset = 0;
     await Promise.all(
-      batch.map(({ msg, heartbeat }, i) =>
-        (outcomes[i] ?? Promise.reject(new Error('the handler answered no outcome for this job')))
-          .then((outcome) => settle(msg, jobs[i]!, outcome), (err: unknown) => fail(msg, jobs[i]!, err))
+      batch.map((taken) => {
+        const own = taken.jobs.map((_, i) => outcomes[offset + i] ?? Promise.reject(new Error('the handler answered no outcome for this job')));
+        offset += taken.jobs.length;
+        return Promise.allSettled(own)
+          .then((settled) => settle(taken, settled))
           .finally(() => {
-            clearInterval(heartbeat);
-            jobEnded();
-          }),
-      ),
+            clearInterval(taken.heartbeat);
+            jobsEnded(Math.max(1, taken.jobs.length));
+          });
+      }),
     );
   };
 
-  // Jobs taken and not yet settled; the loop waits for one to end when `concurrency` are.
+  // Jobs taken and not yet settled (a bundle's each); the loop waits for some to end when `concurrency` are.
   let inFlight = 0;
   let oneEnded: (() => void) | undefined;
-  function jobEnded() {
-    inFlight--;
+  function jobsEnded(count: number) {
+    inFlight -= count;
     oneEnded?.();
   }
 
@@ -235,7 +272,8 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
   let startGathered: (() => void) | undefined;
   const loop = (async () => {
     for await (const msg of messages) {
-      inFlight++;
+      const taken = take(msg);
+      inFlight += Math.max(1, taken.jobs.length);
       if (!gathering) {
         const batch: Taken[] = (gathering = []);
         const start = () => {
@@ -247,7 +285,7 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
         startGathered = start;
         afterGathering(start);
       }
-      gathering.push(take(msg));
+      gathering.push(taken);
       // The pull keeps `concurrency` jobs buffered; do not take more than that at once.
       if (inFlight >= concurrency) {
         startGathered?.();
