@@ -249,3 +249,25 @@ t.test('the relay sends the jobs of a kind that one outbox batch carries as one 
   const bundle = published.find((p) => p.bundle)!.data as { jobs: Array<{ subject: string; payload: unknown }> };
   t.same(bundle.jobs.map((j) => [j.subject, j.payload]), events.slice(0, 3).map((e) => [e.subject, e.payload]), 'the bundle carries each job, in order, its payload as written');
 });
+
+t.test('a bundle with more jobs than the pool runs at once is handed over that many at a time', async (t) => {
+  let running = 0;
+  let most = 0;
+  const done: string[] = [];
+  const consumer = await startJobConsumer({ nc, log }, { durable: 'bundle-limit', filter: 'jobs.fiscal.limittest.>', retryScheduleMs: [1000], maxAttempts: 5, concurrency: 2 }, async (job) => {
+    most = Math.max(most, ++running);
+    await sleep(100);
+    running--;
+    done.push(job.msgId);
+    return { kind: 'done' };
+  });
+  t.teardown(() => consumer.stop());
+  const jobs = [1, 2, 3, 4, 5].map((n) => ({ subject: `jobs.fiscal.limittest.p${n}.finish`, msgId: `limit-${n}`, payload: { n } }));
+  const h = headers();
+  h.set('Nats-Msg-Id', 'bundle-limit-test');
+  h.set(JobBundleHeader, '5');
+  await js.publish('jobs.fiscal.limittest._bundle', JSON.stringify({ jobs }), { headers: h });
+  await until(() => done.length >= 5);
+  t.same(done, jobs.map((j) => j.msgId), 'each job once, in order of its part');
+  t.equal(most, 2, 'never more than two at once');
+});

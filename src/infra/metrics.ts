@@ -114,8 +114,8 @@ export function registerWorkerGauges(metrics: Metrics, sources: WorkerSources): 
         for (const c of (await consumers()) ?? []) this.set({ kind: c.kind }, c[field]);
       },
     });
-  consumerGauge('jobs_pending', 'Jobs in the stream not yet delivered to a worker, by kind (JetStream consumer num_pending)', 'pending');
-  consumerGauge('jobs_in_progress', 'Jobs delivered to a worker and not yet acknowledged, by kind (num_ack_pending)', 'ackPending');
+  consumerGauge('jobs_pending', 'Job messages in the stream not yet delivered to a worker, by kind (JetStream consumer num_pending; a bundle of jobs counts once)', 'pending');
+  consumerGauge('jobs_in_progress', 'Job messages delivered to a worker and not yet acknowledged, by kind (num_ack_pending; a bundle of jobs counts once)', 'ackPending');
   consumerGauge('jobs_redelivered', 'Jobs delivered more than once and not yet acknowledged, by kind (num_redelivered)', 'redelivered');
 
   const webhookBacklog = sharedRead(sources.webhookBacklog, sources.log, 'webhook backlog');

@@ -234,17 +234,21 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
     for (let waited = 0; load && load.busyShare() > spec.yieldAboveBusyShare! && waited < YieldAtMostMs && !stopping; waited += LoadPeriodMs) {
       await sleep(LoadPeriodMs);
     }
-    let outcomes: Array<Promise<JobOutcome>>;
-    try {
-      outcomes = jobs.length ? handler(jobs) : [];
-    } catch (err) {
-      outcomes = jobs.map(() => Promise.reject(err));
+    // A bundle can bring more jobs than the pool runs at once: they go to the handler `concurrency` at a time.
+    const outcomes: Array<Promise<JobOutcome>> = [];
+    let previous: Promise<unknown> = Promise.resolve();
+    for (let from = 0; from < jobs.length; from += concurrency) {
+      const part = jobs.slice(from, from + concurrency);
+      const handed = previous.then(() => handler(part));
+      const own = part.map((_, i) => handed.then((all) => all[i] ?? Promise.reject(new Error('the handler answered no outcome for this job'))));
+      outcomes.push(...own);
+      previous = Promise.allSettled(own);
     }
     // Each message's heartbeat stops, and its places free, when its own jobs' outcomes are known.
     let offset = 0;
     await Promise.all(
       batch.map((taken) => {
-        const own = taken.jobs.map((_, i) => outcomes[offset + i] ?? Promise.reject(new Error('the handler answered no outcome for this job')));
+        const own = outcomes.slice(offset, offset + taken.jobs.length);
         offset += taken.jobs.length;
         return Promise.allSettled(own)
           .then((settled) => settle(taken, settled))
