@@ -137,7 +137,7 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
     const webhook = batch.webhooks.get(`${job.project}/${job.integrationID}`);
     if (webhook?.state !== 'active') return { kind: 'done' };
     const open = job.events
-      .map((event) => ({ event, state: batch.events.get(db.deliveryKey({ project: job.project, integrationID: job.integrationID, eventID: event.eventID })) ?? db.NotTried }))
+      .map((event) => ({ event, state: webhook.tried.get(event.eventID) ?? db.NotTried }))
       .filter(({ event, state }) => !state.delivered && !state.given_up && claim(batch.sending, `${job.integrationID}:${event.eventID}`));
     if (!open.length) return { kind: 'done' };
     if (webhook.failed_attempts > 0 && (webhook.integration_wait_ms ?? 0) > 0) {
@@ -156,17 +156,18 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
     return waits.length ? { kind: 'retry', reason: 'events of the job wait for their next attempt', afterMs: Math.min(...waits) } : { kind: 'done' };
   };
 
-  /**
-   * A batch's webhooks are read in one statement, and what was done of its events in another
-   * (the rows of events tried before: none for a job's first delivery); each job then goes its own way.
-   */
+  /** A batch's webhooks, and what was done of its events, are read in one statement; each job then goes its own way. */
   const deliverBatch = (jobs: readonly Job[]): Array<Promise<JobOutcome>> => {
     const parsed = jobs.map((job) => readJob(WebhookJob, job, log, 'webhook delivery job'));
-    const read = parsed.filter((job): job is WebhookJob => job !== undefined);
-    const context = Promise.all([
-      db.readWebhooks(sql, [...new Map(read.map((job) => [`${job.project}/${job.integrationID}`, job])).values()]),
-      db.readEventStates(sql, read.flatMap((job) => job.events.map((e) => ({ project: job.project, integrationID: job.integrationID, eventID: e.eventID })))),
-    ]).then(([webhooks, events]): BatchContext => ({ webhooks, events, probing: new Set(), sending: new Set() }));
+    const byWebhook = new Map<string, { project: string; integrationID: string; eventIDs: string[] }>();
+    for (const job of parsed) {
+      if (!job) continue;
+      const key = `${job.project}/${job.integrationID}`;
+      const entry = byWebhook.get(key) ?? { project: job.project, integrationID: job.integrationID, eventIDs: [] };
+      entry.eventIDs.push(...job.events.map((e) => e.eventID));
+      byWebhook.set(key, entry);
+    }
+    const context = db.readDeliveries(sql, [...byWebhook.values()]).then((webhooks): BatchContext => ({ webhooks, probing: new Set(), sending: new Set() }));
     return parsed.map(async (job): Promise<JobOutcome> => (job ? deliverJob(job, await context) : { kind: 'done' }));
   };
 
@@ -268,10 +269,9 @@ function jitter(): number {
   return Math.floor(Math.random() * 1000);
 }
 
-/** What the jobs of one batch share: their webhooks and events as read, the webhooks one of them probes, and the events one of them sends. */
+/** What the jobs of one batch share: their webhooks as read (with what was done of their events), the webhooks one of them probes, and the events one of them sends. */
 interface BatchContext {
   webhooks: Map<string, db.WebhookState>;
-  events: Map<string, db.EventState>;
   probing: Set<string>;
   sending: Set<string>;
 }

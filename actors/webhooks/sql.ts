@@ -2,7 +2,20 @@ import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 
 type Db = Sql | TransactionSql;
 
-/** A delivery job's webhook, read once for a batch's jobs. */
+/** What was done of an event for a webhook so far. */
+export interface EventState {
+  /** Attempts made so far (0: none). */
+  attempts: number;
+  /** Milliseconds until the event may be tried again; 0 or less, or null: now. */
+  message_wait_ms: number | null;
+  delivered: boolean;
+  given_up: boolean;
+}
+
+/** An event no attempt was made of yet. */
+export const NotTried: EventState = { attempts: 0, message_wait_ms: null, delivered: false, given_up: false };
+
+/** A delivery job's webhook, and what was done of the events the batch's jobs carry for it. */
 export interface WebhookState {
   project: string;
   id: string;
@@ -14,54 +27,36 @@ export interface WebhookState {
   failed_attempts: number;
   /** Milliseconds until the webhook may be tried again (its receiver failed), 0 or less: now. */
   integration_wait_ms: number | null;
+  /** The events tried before, by event id (a job's first delivery finds none). */
+  tried: Map<string, EventState>;
 }
 
-/** The webhook integrations of a batch's jobs, by `<project>/<id>`; one deleted since has none. */
-export async function readWebhooks(sql: Sql, webhooks: ReadonlyArray<{ project: string; integrationID: string }>): Promise<Map<string, WebhookState>> {
-  const rows = await sql<WebhookState[]>`
+/**
+ * A batch's webhooks, by `<project>/<id>` (one deleted since has none), each with what was done of
+ * the events the batch carries for it: one statement for the batch. Each row looked up by its key
+ * (lateral subqueries that offset 0 keeps from becoming joins, which a planner that guesses a JSON
+ * recordset at 100 rows ran as scans of whole tables).
+ */
+export async function readDeliveries(sql: Sql, webhooks: ReadonlyArray<{ project: string; integrationID: string; eventIDs: readonly string[] }>): Promise<Map<string, WebhookState>> {
+  const input = JSON.stringify(webhooks.map((w) => ({ project: w.project, id: w.integrationID, events: w.eventIDs })));
+  const rows = await sql<Array<Omit<WebhookState, 'tried'> & { tried: Array<EventState & { event_id: string }> }>>`
     select i.project, i.id, i.state, i.url, i.secret,
            case when i.previous_secret_until > now() then i.previous_secret end as previous_secret,
-           i.failed_attempts, (extract(epoch from i.retry_at - now()) * 1000)::int as integration_wait_ms
-    from unnest(${webhooks.map((w) => w.project)}::text[], ${webhooks.map((w) => w.integrationID)}::text[]) as j(project, integration_id)
-    join integrations i on i.project = j.project and i.id = j.integration_id and i.kind = 'webhook'`;
-  return new Map(rows.map((row) => [`${row.project}/${row.id}`, row]));
+           i.failed_attempts, (extract(epoch from i.retry_at - now()) * 1000)::int as integration_wait_ms,
+           (select coalesce(json_agg(json_build_object(
+                     'event_id', m.event_id, 'attempts', m.attempts, 'message_wait_ms', (extract(epoch from m.next_attempt_at - now()) * 1000)::int,
+                     'delivered', m.delivered_at is not null, 'given_up', m.failed_at is not null)), '[]'::json)
+            from json_array_elements_text(w.events) as e(event_id)
+            cross join lateral (select * from webhook_messages m where m.project = i.project and m.integration_id = i.id and m.event_id = e.event_id offset 0) m) as tried
+    from json_to_recordset(${input}::text::json) as w(project text, id text, events json)
+    cross join lateral (select * from integrations i where i.project = w.project and i.id = w.id and i.kind = 'webhook' offset 0) i`;
+  return new Map(rows.map(({ tried, ...row }) => [`${row.project}/${row.id}`, { ...row, tried: new Map(tried.map(({ event_id, ...state }) => [event_id, state])) }]));
 }
 
 export interface DeliveryKey {
   project: string;
   integrationID: string;
   eventID: string;
-}
-
-/** What was done of an event for a webhook so far. */
-export interface EventState {
-  /** Attempts made so far (0: none). */
-  attempts: number;
-  message_wait_ms: number | null;
-  delivered: boolean;
-  given_up: boolean;
-}
-
-/** An event no attempt was made of yet. */
-export const NotTried: EventState = { attempts: 0, message_wait_ms: null, delivered: false, given_up: false };
-
-/** The key of a delivery in readEventStates' answer. */
-export function deliveryKey(key: DeliveryKey): string {
-  return `${key.project}/${key.integrationID}/${key.eventID}`;
-}
-
-/**
- * What was done of each event so far, by deliveryKey: only events with an attempt are in it (a
- * job's first delivery reads no rows). Each looked up by its key (a lateral subquery kept from
- * becoming a join: see recordAttempts).
- */
-export async function readEventStates(sql: Sql, keys: readonly DeliveryKey[]): Promise<Map<string, EventState>> {
-  const rows = await sql<Array<EventState & { project: string; integration_id: string; event_id: string }>>`
-    select m.project, m.integration_id, m.event_id, m.attempts, (extract(epoch from m.next_attempt_at - now()) * 1000)::int as message_wait_ms,
-           m.delivered_at is not null as delivered, m.failed_at is not null as given_up
-    from unnest(${keys.map((k) => k.project)}::text[], ${keys.map((k) => k.integrationID)}::text[], ${keys.map((k) => k.eventID)}::text[]) as j(project, integration_id, event_id)
-    cross join lateral (select * from webhook_messages m where m.project = j.project and m.integration_id = j.integration_id and m.event_id = j.event_id offset 0) m`;
-  return new Map(rows.map(({ project, integration_id, event_id, ...state }) => [deliveryKey({ project, integrationID: integration_id, eventID: event_id }), state]));
 }
 
 /** An attempt made, with what follows for its event. */
