@@ -30,21 +30,28 @@ export interface RelayOptions {
   log: Logger;
   /** How often to look for events nobody nudged about (default 1000 ms). */
   pollMs?: number;
-  /**
-   * How long a nudge waits for more events to publish in the same batch (default 5 ms): a batch
-   * costs three statements whatever its size.
-   */
+  /** How long a nudge waits for more events to publish in the same batch (default RelayGatherMs). */
   gatherMs?: number;
   batchSize?: number;
   /** Vacuum the outbox after publishing this many events (default 5000). */
   vacuumEvery?: number;
 }
 
+/**
+ * How long a nudge waits for more events to publish in the same batch. A batch costs three
+ * statements and a JetStream round trip whatever its size, and carries one delivery job per webhook
+ * and one bundle per kind of job: at some 190 sales a second, 20 ms made webhook jobs of 52 events
+ * instead of 31 and cut what a delivery costs the platform by about a quarter (`npm run bench --
+ * webhooks`, 2026-11-27, 5 ms before). Events reach JetStream some 15 ms later for it; nobody waits
+ * for them on the HTTP path.
+ */
+const RelayGatherMs = 20;
+
 const Locked = -1;
 const Failed = -2;
 
 export function startOutboxRelay(options: RelayOptions): OutboxRelay {
-  const { sql, nc, log, pollMs = 1000, gatherMs = 5, batchSize = 500, vacuumEvery = 5000 } = options;
+  const { sql, nc, log, pollMs = 1000, gatherMs = RelayGatherMs, batchSize = 500, vacuumEvery = 5000 } = options;
   const publisher = createBatchPublisher(nc);
   let running = true;
   let nudged = false;
