@@ -271,3 +271,32 @@ t.test('a bundle with more jobs than the pool runs at once is handed over that m
   t.same(done, jobs.map((j) => j.msgId), 'each job once, in order of its part');
   t.equal(most, 2, 'never more than two at once');
 });
+
+t.test('a row no NATS message can carry is set aside, and the rows after it are published', async (t) => {
+  const sql = connectPostgres({ url: infra.databaseUrl, poolMax: 2 });
+  t.teardown(() => sql.end());
+  const stream = await js.streams.get(JobStream.name);
+  const before = (await stream.info()).state.last_seq;
+  const big = { subject: 'jobs.closing.bigtest.shop1.day', payload: { note: 'x'.repeat(1_100_000) } };
+  const after = { subject: 'jobs.closing.bigtest.shop2.day', payload: { small: true } };
+  await insertOutbox(sql, [big, after]);
+  const relay = startOutboxRelay({ sql, nc, log, pollMs: 50 });
+  t.teardown(() => relay.stop());
+  const published: string[] = [];
+  for (let seq = before + 1, deadline = Date.now() + 10_000; !published.includes(after.subject) && Date.now() < deadline; ) {
+    const message = await stream.getMessage({ seq }).catch(() => undefined);
+    if (!message) {
+      await sleep(50);
+      continue;
+    }
+    seq++;
+    published.push(message.subject);
+  }
+  t.ok(published.includes(after.subject), 'the row after it was published');
+  t.notOk(published.includes(big.subject), 'the large one was not');
+  const [aside] = await sql<Array<{ subject: string; bytes: number; note: string }>>`select subject, bytes, payload ->> 'note' as note from outbox_unpublishable where subject = ${big.subject}`;
+  t.match(aside, { subject: big.subject, note: big.payload.note }, 'it is kept whole in outbox_unpublishable');
+  t.ok(aside!.bytes > 1_100_000);
+  const [left] = await sql<Array<{ n: number }>>`select count(*)::int as n from outbox where subject like 'jobs.closing.bigtest.%'`;
+  t.equal(left!.n, 0, 'the outbox holds neither');
+});

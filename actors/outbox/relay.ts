@@ -1,7 +1,7 @@
 import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../src/logger.js';
 import { logLoopFailure, type Sql } from '../../src/infra/postgres.js';
-import { takeOldestEvents, vacuumOutbox, type OutboxRow } from './sql.js';
+import { setAsideUnpublishable, takeOldestEvents, vacuumOutbox, type OutboxRow } from './sql.js';
 import { webhookJobText, WebhookEventsPerJob } from '../../subjects/integrations.js';
 import { BundledJobKinds, JobBundleHeader, jobBundleSubject, type JobKind } from '../../subjects/jobs.js';
 
@@ -61,7 +61,16 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
     sql.begin(async (tx) => {
       const { held, rows } = await takeOldestEvents(tx, batchSize);
       if (!held) return Locked;
-      await publisher.publish(rows, AckTimeoutMs);
+      // A row no message can carry would fail the batch on every try, and every row after it would wait.
+      const limit = (nc.info?.max_payload ?? DefaultMaxPayload) - HeaderRoom;
+      const tooLarge = rows.filter((row) => Buffer.byteLength(row.payload) + row.subject.length > limit);
+      if (tooLarge.length) {
+        await setAsideUnpublishable(tx, tooLarge);
+        for (const row of tooLarge) {
+          log.error({ subject: row.subject, id: row.id, seq: row.seq, bytes: Buffer.byteLength(row.payload), limit }, 'an outbox row over the NATS message limit was set aside (outbox_unpublishable), not published');
+        }
+      }
+      await publisher.publish(tooLarge.length ? rows.filter((row) => !tooLarge.includes(row)) : rows, AckTimeoutMs);
       return rows.length;
     });
 

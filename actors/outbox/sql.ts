@@ -101,3 +101,18 @@ export async function outboxBacklog(sql: Sql): Promise<{ rows: number; oldestAge
            coalesce((select extract(epoch from now() - created_at)::float8 from outbox order by seq limit 1), 0) as oldest`;
   return { rows: row?.rows ?? 0, oldestAgeSeconds: Math.max(0, row?.oldest ?? 0) };
 }
+
+/**
+ * Sets aside rows the relay took that no message can carry (over the NATS server's limit), in its
+ * transaction: they leave the outbox for outbox_unpublishable instead of holding up every row after
+ * them.
+ */
+export async function setAsideUnpublishable(tx: TransactionSql, rows: readonly OutboxRow[]): Promise<void> {
+  if (!rows.length) return;
+  const input = rows.map((r) => ({ seq: r.seq, id: r.id, subject: r.subject, payload: r.payload, created_at: r.written_at, bytes: Buffer.byteLength(r.payload) }));
+  await tx`
+    insert into outbox_unpublishable (seq, id, subject, payload, created_at, bytes)
+    select seq, id, subject, payload::json, created_at, bytes
+    from json_to_recordset(${JSON.stringify(input)}::text::json) as i(seq bigint, id text, subject text, payload text, created_at timestamptz, bytes int)
+    on conflict (seq) do nothing`;
+}
