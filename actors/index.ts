@@ -103,7 +103,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const tse = createProviderSource({ sql, log, secrets: deps.secrets, timeoutMs: deps.fiscal.timeoutMs, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
   const receiptJobs = await receipts.startConsumer();
   const checkoutProcesses = createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider, receiptsAhead: deps.receipts.ahead });
-  const idempotencyKeys = createIdempotencyActor({ sql, log });
+  const idempotencyKeys = createIdempotencyActor({ sql, log, secrets: deps.secrets });
   const integrations = createIntegrationsActor({
     sql, nc, log, natsIssuer: deps.natsIssuer, secrets: deps.secrets, destinations: { allowPrivate: deps.webhooks.allowPrivateNetworks }, eventsWritten: () => relay.nudge(), metrics,
   });

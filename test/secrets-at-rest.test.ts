@@ -45,19 +45,29 @@ async function signedSale(): Promise<any> {
 
 const storedSecrets = async () => (await svc.sql<{ fiscalization: Record<string, string> }[]>`select fiscalization from project_settings where project = ${'acme-test01'}`)[0]!.fiscalization;
 
-t.test('a dump of the database holds none of the secrets: the TSE key, secret and PIN, integration credentials and webhook secrets, the key itself', async (t) => {
+t.test('a dump of the database holds none of the secrets: the TSE key, secret and PIN, integration credentials and webhook secrets, a kept answer\'s PoS password, the key itself', async (t) => {
   const integration = await svc.request('POST', `${p}/integrations`, { token: owner, body: { name: 'Dump', kind: 'nats' } });
   t.equal(integration.status, 201);
   const webhook = await svc.request('POST', `${p}/integrations`, { token: owner, body: { name: 'Dump hook', kind: 'webhook', url: 'http://127.0.0.1:9/hook', events: ['coupon.deleted'] } });
   t.equal(webhook.status, 201, webhook.text);
   const rotated = await svc.request('POST', `${p}/integrations/${webhook.body.id}/rotate`, { token: owner });
+  // An Idempotency-Key keeps the answer, password and all, for 24 hours: sealed.
+  const createPos = () => svc.request('POST', `${p}/pos/credentials`, { token: owner, body: { name: 'Dump PoS', permissions: ['checkoutRead'] }, headers: { 'idempotency-key': 'dump-pos-credential' } });
+  const pos = await createPos();
+  t.equal(pos.status, 201, pos.text);
+  const replayed = await createPos();
+  t.same([replayed.status, replayed.body.id, replayed.body.password], [201, pos.body.id, pos.body.password], 'the kept answer is replayed, its password too');
   const order = await signedSale();
   t.equal(order.fiscalReference.logs.at(-1).error, undefined, 'fiskaly signed the sale');
   const { stdout: dump } = await run('pg_dump', ['--no-owner', svc.databaseUrl], { maxBuffer: 64 * 1024 * 1024 });
   t.ok(dump.includes('sealed:v1:'), 'sealed values are in it');
   const seed = /SU[A-Z0-9]{50,}/.exec(integration.body.creds)?.[0];
   const webhookSecrets = { webhookSecret: webhook.body.secret, rotatedSecret: rotated.body.secret, webhookKey: webhook.body.secret.slice('whsec_'.length) };
-  for (const [what, secret] of Object.entries({ ...tse, seed, ...webhookSecrets, key: TestSecretsKey })) {
+  // A kept answer is bytea: a dump writes it in hex.
+  const posPassword = { posPassword: pos.body.password, posPasswordHex: Buffer.from(pos.body.password).toString('hex') };
+  const [kept] = await svc.sql<Array<{ answer: Buffer }>>`select answer from idempotency_keys where answer is not null and project = ${'acme-test01'} order by created_at desc limit 1`;
+  t.match(kept!.answer.toString('utf8'), /^sealed:v1:/, 'the kept answer is sealed');
+  for (const [what, secret] of Object.entries({ ...tse, seed, ...webhookSecrets, ...posPassword, key: TestSecretsKey })) {
     t.notOk(secret && dump.includes(secret), `no ${what} in the dump`);
   }
 });

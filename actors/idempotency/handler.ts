@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { logLoopFailure, type Sql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
 import { route, type Route } from '../../src/messaging/worker.js';
+import { isSealed, type KeyRing } from '../../src/secrets/key-ring.js';
 import { idempotency, type ClaimReply } from '../../subjects/idempotency.js';
 import * as db from './sql.js';
 
@@ -10,6 +11,12 @@ import * as db from './sql.js';
  * records the answer after it. Postgres decides who runs: the claim is one `insert ... on conflict`,
  * so of two requests with the same key exactly one gets it. Every worker process also deletes the
  * keys whose 24 hours are over, a batch at a time.
+ *
+ * An answer is kept sealed with SECRETS_KEY (src/secrets/key-ring.ts), bound to its key: some carry
+ * what is shown once (a PoS credential's password), and a dump of the database must not. An answer
+ * kept plain by an earlier version is replayed as it is until its 24 hours are over; one sealed
+ * under a key the ring no longer has cannot be replayed (keep SECRETS_KEY_PREVIOUS for a day after
+ * a new key).
  */
 export interface IdempotencyActor {
   routes: Route[];
@@ -19,8 +26,8 @@ export interface IdempotencyActor {
 
 const PurgeBatch = 1000;
 
-export function createIdempotencyActor(deps: { sql: Sql; log: Logger; purgeEveryMs?: number }): IdempotencyActor {
-  const { sql, log, purgeEveryMs = 10 * 60_000 } = deps;
+export function createIdempotencyActor(deps: { sql: Sql; log: Logger; secrets: KeyRing; purgeEveryMs?: number }): IdempotencyActor {
+  const { sql, log, secrets, purgeEveryMs = 10 * 60_000 } = deps;
 
   const routes = [
     route(idempotency.claim, async (request): Promise<ClaimReply> => {
@@ -34,12 +41,14 @@ export function createIdempotencyActor(deps: { sql: Sql; log: Logger; purgeEvery
         // This claim sent again (its first answer was lost with a NATS node): it holds the key.
         if (row.claim === claim && row.status === null) return { outcome: 'claimed', claim };
         if (row.status === null || !row.answer) return { outcome: 'inProgress' };
-        return { outcome: 'replay', status: row.status, answer: row.answer.toString('base64') };
+        const kept = row.answer.toString('utf8');
+        const answer = isSealed(kept) ? secrets.open(kept, answerPurpose(request.project, request.keyHash)) : row.answer.toString('base64');
+        return { outcome: 'replay', status: row.status, answer };
       }
       return { outcome: 'inProgress' };
     }),
     route(idempotency.complete, async ({ answer, ...key }) => {
-      await db.completeKey(sql, { ...key, answer: Buffer.from(answer, 'base64') });
+      await db.completeKey(sql, { ...key, answer: Buffer.from(secrets.seal(answer, answerPurpose(key.project, key.keyHash))) });
       return null;
     }),
     route(idempotency.release, async (key) => {
@@ -67,4 +76,9 @@ export function createIdempotencyActor(deps: { sql: Sql; log: Logger; purgeEvery
       await round;
     },
   };
+}
+
+/** What a kept answer is bound to: its key (the sealed text is the answer's base64, as the edge sends it). */
+function answerPurpose(project: string, keyHash: string): string {
+  return `idempotency.answer:${project}:${keyHash}`;
 }
