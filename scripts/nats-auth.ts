@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { ensureNatsAuth, writePrivate } from '../src/infra/nats-auth/authority-file.js';
+import { ensureNatsAuth } from '../src/infra/nats-auth/authority-file.js';
+import { writePrivate } from '../src/infra/private-file.js';
 import { natsServerConfig } from '../src/infra/nats-auth/server-config.js';
 import { resolveKeyRing } from '../src/secrets/generated.js';
 

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, type Config } from '../config.js';
+import { writePrivate } from '../infra/private-file.js';
 import { createKeyRing, parseKey, type KeyRing } from './key-ring.js';
 
 /**
@@ -53,7 +54,8 @@ async function fromDataDir(
   if (existsSync(file)) return { secret: await readSecret(file), generated: { file, created: false } };
   await mkdir(path.dirname(file), { recursive: true });
   try {
-    await writeFile(file, `${make()}\n`, { mode: 0o600, flag: 'wx' });
+    // Whole or not at all: a process starting beside this one never reads it half written.
+    await writePrivate(file, `${make()}\n`, 'wx');
   } catch (err) {
     // Another process won the race to create it; the file is the truth either way.
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot write ${file}`, { cause: err });

@@ -1,8 +1,9 @@
-import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { sealedKeyId, type KeyRing } from '../../secrets/key-ring.js';
+import { writePrivate } from '../private-file.js';
 import { createAuthority, encodeAccountJwt, issueUser, readJwtClaims, type Authority } from './authority.js';
 import { rolePermissions, Roles, type Role } from './permissions.js';
 
@@ -165,19 +166,3 @@ function parseCreds(creds: string): { jwt: string; seed: string } | undefined {
   return jwt && seed ? { jwt, seed } : undefined;
 }
 
-/**
- * Writes a file only its owner may read, whole: a temp file renamed over it, or with `wx` linked to
- * its name only if there is none (EEXIST: another process made it first), so that no reader sees it
- * half written.
- */
-export async function writePrivate(file: string, contents: string, flag: 'w' | 'wx' = 'w'): Promise<void> {
-  const temp = `${file}.${process.pid}.tmp`;
-  await writeFile(temp, contents, { mode: 0o600 });
-  await chmod(temp, 0o600);
-  if (flag === 'w') return rename(temp, file);
-  try {
-    await link(temp, file);
-  } finally {
-    await unlink(temp);
-  }
-}

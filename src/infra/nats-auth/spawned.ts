@@ -1,7 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { KeyRing } from '../../secrets/key-ring.js';
-import { ensureNatsAuth, writePrivate, type NatsAuthFolder } from './authority-file.js';
+import { writePrivate } from '../private-file.js';
+import { ensureNatsAuth, type NatsAuthFolder } from './authority-file.js';
 import { natsServerConfig } from './server-config.js';
 
 /**
