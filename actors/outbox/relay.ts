@@ -62,15 +62,16 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
       const { held, rows } = await takeOldestEvents(tx, batchSize);
       if (!held) return Locked;
       // A row no message can carry would fail the batch on every try, and every row after it would wait.
-      const limit = (nc.info?.max_payload ?? DefaultMaxPayload) - HeaderRoom;
-      const tooLarge = rows.filter((row) => Buffer.byteLength(row.payload) + row.subject.length > limit);
+      const limit = messageBytes(nc);
+      const fits = (row: OutboxRow) => Buffer.byteLength(row.payload) + row.subject.length <= limit;
+      const tooLarge = rows.filter((row) => !fits(row));
       if (tooLarge.length) {
         await setAsideUnpublishable(tx, tooLarge);
         for (const row of tooLarge) {
           log.error({ subject: row.subject, id: row.id, seq: row.seq, bytes: Buffer.byteLength(row.payload), limit }, 'an outbox row over the NATS message limit was set aside (outbox_unpublishable), not published');
         }
       }
-      await publisher.publish(tooLarge.length ? rows.filter((row) => !tooLarge.includes(row)) : rows, AckTimeoutMs);
+      await publisher.publish(tooLarge.length ? rows.filter(fits) : rows, AckTimeoutMs);
       return rows.length;
     });
 
@@ -152,9 +153,9 @@ function createBatchPublisher(nc: NatsConnection) {
     publish(rows: readonly OutboxRow[], timeoutMs: number): Promise<void> {
       if (!rows.length) return Promise.resolve();
       const batch = ++batchNo;
-      // The batch's webhook deliveries leave with its events: a job per webhook for the events it asks for.
-      const maxBytes = (nc.info?.max_payload ?? DefaultMaxPayload) - HeaderRoom;
+      const maxBytes = messageBytes(nc);
       const { alone, bundles } = bundleJobs(rows, maxBytes);
+      // The batch's webhook deliveries leave with its events: a job per webhook for the events it asks for.
       const jobs = [...webhookJobs(rows, maxBytes)];
       return new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => waiting?.done(new Error(`no ack from the stream within ${timeoutMs} ms`)), timeoutMs);
@@ -201,6 +202,11 @@ function eventsByWebhook(rows: readonly OutboxRow[]): Map<string, OutboxRow[]> {
 const DefaultMaxPayload = 1024 * 1024;
 /** What a job's headers and subject may take of a message. */
 const HeaderRoom = 8 * 1024;
+
+/** What a message may carry besides its headers, on the server the relay is connected to. */
+function messageBytes(nc: NatsConnection): number {
+  return (nc.info?.max_payload ?? DefaultMaxPayload) - HeaderRoom;
+}
 /** A job's fields around an event's JSON (its id, type, subject, time), or a bundled job's around its payload, at most. */
 const EventFieldBytes = 1024;
 
@@ -244,7 +250,7 @@ const JobsPerBundle = 100;
  */
 function bundleJobs(rows: readonly OutboxRow[], maxBytes: number) {
   const alone: OutboxRow[] = [];
-  const byKind = new Map<string, OutboxRow[]>();
+  const byKind = new Map<JobKind, OutboxRow[]>();
   for (const row of rows) {
     const kind = bundledKindOf(row.subject);
     if (!kind) alone.push(row);
@@ -259,17 +265,16 @@ function bundleJobs(rows: readonly OutboxRow[], maxBytes: number) {
         continue;
       }
       const members = run.map((row) => `{"subject":${JSON.stringify(row.subject)},"msgId":${JSON.stringify(row.id)},"payload":${row.payload}}`);
-      bundles.push({ subject: jobBundleSubject(kind as JobKind), msgId: `bundle:${kind}:${run[0]!.id}:${run.length}:${run.at(-1)!.id}`, payload: `{"jobs":[${members.join(',')}]}`, jobs: run.length });
+      bundles.push({ subject: jobBundleSubject(kind), msgId: `bundle:${kind}:${run[0]!.id}:${run.length}:${run.at(-1)!.id}`, payload: `{"jobs":[${members.join(',')}]}`, jobs: run.length });
     }
   }
   return { alone, bundles };
 }
 
 /** The kind of a job row whose kind is bundled, or undefined (an event, another kind). */
-function bundledKindOf(subject: string): string | undefined {
+function bundledKindOf(subject: string): JobKind | undefined {
   if (!subject.startsWith('jobs.')) return undefined;
-  const kind = subject.slice(5, subject.indexOf('.', 5)) as JobKind;
-  return BundledJobKinds.includes(kind) ? kind : undefined;
+  return BundledJobKinds.find((kind) => subject.startsWith(`jobs.${kind}.`));
 }
 
 function jobOf(rows: readonly OutboxRow[], integration: string) {

@@ -134,7 +134,8 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
    * hand while its job waits, say) is that job's to send.
    */
   const deliverJob = async (job: WebhookJob, batch: BatchContext): Promise<JobOutcome> => {
-    const webhook = batch.webhooks.get(`${job.project}/${job.integrationID}`);
+    const integration = db.webhookKey(job.project, job.integrationID);
+    const webhook = batch.webhooks.get(integration);
     if (webhook?.state !== 'active') return { kind: 'done' };
     const open = job.events
       .map((event) => ({ event, state: webhook.tried.get(event.eventID) ?? db.NotTried }))
@@ -147,7 +148,6 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
     const later = open.filter(({ state }) => (state.message_wait_ms ?? 0) > 0).map(({ state }) => state.message_wait_ms!);
     // A receiver that failed is tried with one event (of one job of the batch) until it answers again.
     const failing = webhook.failed_attempts > 0;
-    const integration = `${job.project}/${job.integrationID}`;
     const now = !failing ? due : batch.probing.has(integration) ? [] : due.slice(0, 1);
     if (failing) batch.probing.add(integration);
     if (now.length < due.length) later.push(1000 + jitter());
@@ -162,7 +162,7 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
     const byWebhook = new Map<string, { project: string; integrationID: string; eventIDs: string[] }>();
     for (const job of parsed) {
       if (!job) continue;
-      const key = `${job.project}/${job.integrationID}`;
+      const key = db.webhookKey(job.project, job.integrationID);
       const entry = byWebhook.get(key) ?? { project: job.project, integrationID: job.integrationID, eventIDs: [] };
       entry.eventIDs.push(...job.events.map((e) => e.eventID));
       byWebhook.set(key, entry);

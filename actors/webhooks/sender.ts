@@ -91,8 +91,6 @@ export function createSender(policy: DestinationPolicy) {
   };
 }
 
-export type WebhookSender = ReturnType<typeof createSender>;
-
 interface Target {
   origin: Origin;
   /** The request line and Host header. */

@@ -31,8 +31,13 @@ export interface WebhookState {
   tried: Map<string, EventState>;
 }
 
+/** How a batch's webhooks are keyed: `<project>/<id>`. */
+export function webhookKey(project: string, integrationID: string): string {
+  return `${project}/${integrationID}`;
+}
+
 /**
- * A batch's webhooks, by `<project>/<id>` (one deleted since has none), each with what was done of
+ * A batch's webhooks, by webhookKey (one deleted since has none), each with what was done of
  * the events the batch carries for it: one statement for the batch. Each row looked up by its key
  * (lateral subqueries that offset 0 keeps from becoming joins, which a planner that guesses a JSON
  * recordset at 100 rows ran as scans of whole tables).
@@ -50,7 +55,7 @@ export async function readDeliveries(sql: Sql, webhooks: ReadonlyArray<{ project
             cross join lateral (select * from webhook_messages m where m.project = i.project and m.integration_id = i.id and m.event_id = e.event_id offset 0) m) as tried
     from json_to_recordset(${input}::text::json) as w(project text, id text, events json)
     cross join lateral (select * from integrations i where i.project = w.project and i.id = w.id and i.kind = 'webhook' offset 0) i`;
-  return new Map(rows.map(({ tried, ...row }) => [`${row.project}/${row.id}`, { ...row, tried: new Map(tried.map(({ event_id, ...state }) => [event_id, state])) }]));
+  return new Map(rows.map(({ tried, ...row }) => [webhookKey(row.project, row.id), { ...row, tried: new Map(tried.map(({ event_id, ...state }) => [event_id, state])) }]));
 }
 
 export interface DeliveryKey {

@@ -30,7 +30,7 @@ export type JobOutcome = { kind: 'done' } | { kind: 'retry'; reason: string; aft
 
 export interface Job {
   subject: string;
-  /** The payload, as JSON text. */
+  /** The message's bytes: the payload as JSON text (of a job taken from a bundle, the bundle's). */
   data: Uint8Array;
   /** The payload already read (a bundle's jobs): readJob takes it instead of reading `data`. */
   value?: unknown;
