@@ -135,6 +135,41 @@ t.test('a connection the receiver closed while idle is not used again', async (t
   t.equal(receiver.connections(), 2);
 });
 
+t.test('a kept connection the receiver closes as a request goes out: the request goes again on a new one', async (t) => {
+  // Each connection answers its first request and closes on the second without a word, as a
+  // receiver whose idle timeout ends just as the request arrives.
+  const requests: number[] = [];
+  let connections = 0;
+  const receiver = createNetServer((socket: Socket) => {
+    const connection = ++connections;
+    let seen = 0;
+    socket.on('data', (chunk: Buffer) => {
+      for (const _request of chunk.toString().matchAll(/^POST /gm)) {
+        requests.push(connection);
+        if (++seen > 1) return socket.destroy();
+        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+  const sender = createSender({ allowPrivate: true });
+  t.teardown(() => sender.close());
+  t.match(await sender.send(url, headers, '{}', 5000), { status: '200', delivered: true });
+  t.match(await sender.send(url, headers, '{}', 5000), { status: '200', delivered: true, response: 'ok' }, 'delivered on the second connection');
+  t.same(requests, [1, 1, 2], 'sent on the kept connection, then once more on a new one');
+
+  // A new connection that ends without an answer is the attempt's failure, not tried again.
+  const closing = createNetServer((socket: Socket) => socket.once('data', () => socket.destroy()));
+  await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => closing.close(() => resolve())));
+  let accepted = 0;
+  closing.on('connection', () => accepted++);
+  t.match(await sender.send(`http://127.0.0.1:${(closing.address() as AddressInfo).port}`, headers, '{}', 5000), { status: 'connection_failed' });
+  t.equal(accepted, 1, 'one connection, one try');
+});
+
 t.test('a receiver that does not answer in time, closes the connection, or is not there fails the attempt', async (t) => {
   const hanging = await serve(t, () => {});
   const sender = createSender({ allowPrivate: true });

@@ -119,9 +119,13 @@ t.test('a receiver that answers 500, hangs, or closes the connection gets every 
     t.same(finals.map((r) => r.answer), [how, how, 200], `${path}: two failures, then delivered`);
     t.equal(new Set(finals.map((r) => r.headers['webhook-id'])).size, 1, `${path}: every attempt carries the same webhook-id`);
     // Each attempt is recorded within moments of its answer.
-    const attempts = (await until(() => deliveries(hook.id), (l) => l.deliveries.length >= 3)).deliveries;
+    const attempts = (await until(() => deliveries(hook.id), (l) => l.deliveries.some((a: any) => a.status === '200'))).deliveries;
     const expected = how === 'hang' ? 'timeout' : how === 'close' ? 'connection_failed' : '500';
-    t.same(attempts.map((a: any) => [a.attempt, a.status]), [[3, '200'], [2, expected], [1, expected]], `${path}: the attempts, newest first`);
+    // A kept connection closed before a byte of an answer is tried once more at once, on a new one
+    // (actors/webhooks/sender.ts): both closes may then be one attempt.
+    const failed = how === 'close' && attempts.length === 2 ? 1 : 2;
+    const want = [[failed + 1, '200'], ...Array.from({ length: failed }, (_, i) => [failed - i, expected])];
+    t.same(attempts.map((a: any) => [a.attempt, a.status]), want, `${path}: the attempts, newest first`);
   }
 });
 

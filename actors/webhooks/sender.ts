@@ -58,7 +58,10 @@ export function createSender(policy: DestinationPolicy) {
         if (!origin) origins.set(key, (origin = new Origin({ hostname, port, tls: tlsOn, lookup })));
         target = { origin, head: `POST ${parsed.pathname}${parsed.search} HTTP/1.1\r\nhost: ${parsed.host}\r\n` };
       }
-      if (targets.size >= 10_000) targets.clear();
+      if (targets.size >= 10_000) {
+        targets.clear();
+        for (const [key, origin] of origins) if (origin.unused) origins.delete(key);
+      }
       targets.set(url, target);
     }
     return target;
@@ -97,8 +100,11 @@ interface Target {
   head: string;
 }
 
-/** How a request went: answered (and whether the connection can carry the next), not answered in time, or failed. */
-type Exchange = { kind: 'answer'; status: number; body: Buffer; reusable: boolean } | { kind: 'timeout' } | { kind: 'failed'; reason: string };
+/**
+ * How a request went: answered (and whether the connection can carry the next), not answered in
+ * time, or failed (`unanswered`: the connection ended before a byte of an answer came).
+ */
+type Exchange = { kind: 'answer'; status: number; body: Buffer; reusable: boolean } | { kind: 'timeout' } | { kind: 'failed'; reason: string; unanswered?: boolean };
 
 interface OriginAddress {
   hostname: string;
@@ -116,14 +122,27 @@ class Origin {
 
   constructor(private readonly address: OriginAddress) {}
 
-  /** Sends a request on a kept connection (or a new one) and reads its answer. */
+  /**
+   * Sends a request on a kept connection (or a new one) and reads its answer. A kept connection
+   * that ends before a byte of the answer came was most likely closed by the receiver as the
+   * request went out (its idle timeout): the request goes once more, on a new connection. A
+   * receiver that did take it gets it twice with the same webhook-id, as at-least-once allows.
+   */
   async exchange(request: string, deadline: number): Promise<Exchange> {
-    const connection = await this.take(deadline);
-    if (!connection) return { kind: 'timeout' };
-    const outcome = await connection.exchange(request, deadline);
-    if (outcome.kind === 'answer' && outcome.reusable) this.release(connection);
-    else this.discard(connection);
-    return outcome;
+    for (let retried = false; ; retried = true) {
+      const connection = await this.take(deadline, retried);
+      if (!connection) return { kind: 'timeout' };
+      const kept = connection.exchanges > 0;
+      const outcome = await connection.exchange(request, deadline);
+      if (outcome.kind === 'answer' && outcome.reusable) this.release(connection);
+      else this.discard(connection);
+      if (!(outcome.kind === 'failed' && outcome.unanswered && kept && !retried && performance.now() < deadline)) return outcome;
+    }
+  }
+
+  /** Whether it holds no connection and nobody waits for one (its entry can go). */
+  get unused(): boolean {
+    return this.open === 0 && this.waiting.length === 0;
   }
 
   close(): void {
@@ -132,8 +151,9 @@ class Origin {
     for (const wake of this.waiting.splice(0)) wake(undefined);
   }
 
-  private take(deadline: number): Promise<Connection | undefined> {
-    const kept = this.idle.pop();
+  /** A kept connection, the last one used first, or a new one (`fresh`: a new one or the next one freed). */
+  private take(deadline: number, fresh = false): Promise<Connection | undefined> {
+    const kept = fresh ? undefined : this.idle.pop();
     if (kept) return Promise.resolve(kept.wake());
     if (this.open < ConnectionsPerOrigin || this.closed) return Promise.resolve(this.connect());
     return new Promise((resolve) => {
@@ -183,8 +203,10 @@ class Connection {
   private readonly socket: net.Socket;
   private idleMs = IdleMs;
   private idleTimer: NodeJS.Timeout | undefined;
-  private current: { reader: AnswerReader; settle(outcome: Exchange): void } | undefined;
+  private current: { reader: AnswerReader; answered: boolean; settle(outcome: Exchange): void } | undefined;
   private ended = false;
+  /** The requests sent on it so far. */
+  exchanges = 0;
 
   constructor(
     address: OriginAddress,
@@ -201,7 +223,8 @@ class Connection {
   }
 
   exchange(request: string, deadline: number): Promise<Exchange> {
-    if (this.ended) return Promise.resolve({ kind: 'failed', reason: 'the receiver closed the connection' });
+    if (this.ended) return Promise.resolve({ kind: 'failed', reason: 'the receiver closed the connection', unanswered: true });
+    this.exchanges++;
     return new Promise((resolve) => {
       const timer = setTimeout(() => settle({ kind: 'timeout' }), Math.max(0, deadline - performance.now()));
       const settle = (outcome: Exchange) => {
@@ -210,7 +233,7 @@ class Connection {
         clearTimeout(timer);
         resolve(outcome);
       };
-      const current = { reader: readAnswer(ReadBytes), settle };
+      const current = { reader: readAnswer(ReadBytes), answered: false, settle };
       this.current = current;
       this.socket.write(request);
     });
@@ -238,6 +261,7 @@ class Connection {
     const current = this.current;
     // Bytes nobody asked for: the connection is not to be trusted with another request.
     if (!current) return this.destroy();
+    current.answered = true;
     const answer = current.reader.push(chunk);
     if (answer) {
       if (answer.keepAliveMs !== undefined) this.idleMs = Math.min(IdleMs, answer.keepAliveMs - 1000);
@@ -252,7 +276,7 @@ class Connection {
     if (current) {
       // An answer whose body ends with the connection (or was cut short) is the answer its status says.
       const answer = current.reader.end();
-      current.settle(answer ? { kind: 'answer', status: answer.status, body: answer.body, reusable: false } : { kind: 'failed', reason });
+      current.settle(answer ? { kind: 'answer', status: answer.status, body: answer.body, reusable: false } : { kind: 'failed', reason, unanswered: !current.answered });
     }
     if (this.ended) return;
     this.ended = true;
