@@ -27,9 +27,10 @@ async function main(): Promise<void> {
 
   let service;
   try {
-    // A child server that cannot be restarted ends the process: whatever runs it (systemd,
-    // Kubernetes, an operator) takes over from here. Its exit hooks stop the other children.
-    service = await startService(config, log, { onChildLost: (err) => fail(err.message) });
+    // A child server that cannot be restarted, or a NATS that refuses this process for good, ends
+    // the process: whatever runs it (systemd, Kubernetes, an operator) takes over from here. Its
+    // exit hooks stop the other children.
+    service = await startService(config, log, { onChildLost: (err) => fail(err.message), onNatsLost: fail });
   } catch (err) {
     if (err instanceof NatsSetupError || err instanceof EmbeddedPostgresError || err instanceof ConfigError || err instanceof UnreadableSecretError) return fail(err.message);
     log.fatal({ err }, 'start failed');

@@ -48,6 +48,12 @@ export interface StartOptions {
    * (EMBEDDED_MAX_RESTARTS failures in a row). `npm start` exits non-zero; default: logged only.
    */
   onChildLost?: (err: ChildLostError) => void;
+  /**
+   * The NATS connection ended for good: the servers refused this process's credentials twice in a
+   * row (a revoked key whose renewed file is not here yet), after which the client stops trying.
+   * `npm start` exits non-zero; default: logged only.
+   */
+  onNatsLost?: (message: string) => void;
   /** TSE providers beyond `local` (fiskaly), or a test's wrapper around every provider. */
   fiscal?: Pick<WorkerDeps['fiscal'], 'fiskaly' | 'wrap'>;
 }
@@ -104,6 +110,11 @@ export async function startService(config: Config, log: Logger, options: StartOp
       authority = await readAuthority(config.nats.issuer, keys!.ring);
     }
     const nc = await connectNats({ url: natsUrl, name: `checkout-platform-${config.role}`, log, creds, tls: config.nats.tls });
+    void nc.closed().then((err) => {
+      if (!err) return;
+      const message = `NATS refused this process's credentials and it stopped trying (${err.message}): start it again with a valid NATS_CREDS file (a renewed role's, npm run nats-auth -- --renew)`;
+      (options.onNatsLost ?? ((m: string) => log.fatal(m)))(message);
+    });
     const publisher = createPublisher(nc);
     stops.push(async () => {
       publisher.flush();

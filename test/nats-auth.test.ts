@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import t from 'tap';
 import { connectNats } from '../src/infra/nats.js';
 import { seedCheckout } from './support/checkout.js';
-import { cutOff } from './support/nats.js';
+import { cutOff, refusal } from './support/nats.js';
 import { startTestService, TestProject } from './support/service.js';
 
 /**
@@ -29,16 +29,6 @@ async function connectWith(creds: string | Uint8Array, options: { inboxPrefix?: 
 /** Whether the server refused an operation for its permissions (a subscription's error, or a request's). */
 function isPermissionError(err: unknown): boolean {
   return err instanceof errors.PermissionViolationError || (err instanceof Error && /Permissions Violation/.test(err.message));
-}
-
-/** The error an operation fails with, or undefined when it succeeds. */
-async function refusal(operation: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await operation();
-    return undefined;
-  } catch (err) {
-    return err;
-  }
 }
 
 /** Subscribes and waits for the server's verdict: the subscription's error (a permission violation), or undefined when it stands. */

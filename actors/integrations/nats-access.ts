@@ -8,7 +8,7 @@ import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 import { EventStream } from '../../subjects/events.js';
 import { revocationJob } from '../../subjects/integrations.js';
 import { insertOutbox } from '../outbox/sql.js';
-import { latestAccountJwt, lockAccountRevocations, recordAccountJwt } from './sql.js';
+import { insertRoleRevocation, latestAccountJwt, lockAccountRevocations, recordAccountJwt } from './sql.js';
 
 /**
  * The NATS side of integrations of kind `nats`: their durable consumers on EVENTS, their users
@@ -76,10 +76,7 @@ export function createNatsAccess(deps: { sql: Sql; nc: NatsConnection; issuer?: 
      */
     async recordRevocations(tx: TransactionSql, cause: { project: string; integrationID: string }): Promise<void> {
       if (!issuer || !account) return;
-      const { revocations, lastIssuedAt } = await lockAccountRevocations(tx, account);
-      const generated = readJwtClaims(issuer.authority.account.jwt).iat;
-      const issuedAt = Math.max(Math.floor(Date.now() / 1000), lastIssuedAt + 1, generated + 1);
-      await recordAccountJwt(tx, account, issuedAt, encodeAccountJwt(issuer.authority, revocations, issuedAt));
+      const { issuedAt } = await issueAccountJwt(tx, issuer.authority);
       await insertOutbox(tx, [revocationJob({ ...cause, account, issuedAt })]);
     },
 
@@ -95,3 +92,31 @@ export function createNatsAccess(deps: { sql: Sql; nc: NatsConnection; issuer?: 
 }
 
 export type NatsAccess = ReturnType<typeof createNatsAccess>;
+
+/**
+ * Records the keys that renewed role credentials replace as revoked and issues the account JWT that
+ * carries them, in one transaction; answers the JWT for the caller to push (npm run nats-auth --
+ * --renew).
+ */
+export async function revokeRoleKeys(sql: Sql, authority: StoredAuthority, keys: ReadonlyArray<{ role: string; userKey: string }>): Promise<string> {
+  return sql.begin(async (tx) => {
+    for (const { role, userKey } of keys) await insertRoleRevocation(tx, userKey, role);
+    return (await issueAccountJwt(tx, authority)).jwt;
+  }) as Promise<string>;
+}
+
+/**
+ * In a transaction that revoked users (an integration's credentials, a role's renewed key): issues
+ * the platform account's JWT with every revocation, later than the one recorded before, and records
+ * it as the newest. Whoever pushes it next (the revocation job, npm run nats-auth -- --renew) hands
+ * the servers every revocation there is.
+ */
+export async function issueAccountJwt(tx: TransactionSql, authority: StoredAuthority): Promise<{ jwt: string; issuedAt: number }> {
+  const account = authority.account.publicKey;
+  const { revocations, lastIssuedAt } = await lockAccountRevocations(tx, account);
+  const generated = readJwtClaims(authority.account.jwt).iat;
+  const issuedAt = Math.max(Math.floor(Date.now() / 1000), lastIssuedAt + 1, generated + 1);
+  const jwt = encodeAccountJwt(authority, revocations, issuedAt);
+  await recordAccountJwt(tx, account, issuedAt, jwt);
+  return { jwt, issuedAt };
+}

@@ -97,16 +97,23 @@ export async function revokeNatsCredentials(db: Db, project: string, integration
 const AccountLock = 7_420_003;
 
 /**
- * Every revoked user key with when it was revoked (seconds), and the issue time of the account JWT
+ * Every revoked user key (the integrations' and the platform roles') with when it was revoked (seconds), and the issue time of the account JWT
  * recorded last, under the account lock: the caller issues the next JWT later than that and
  * records it in the same transaction.
  */
 export async function lockAccountRevocations(tx: TransactionSql, account: string): Promise<{ revocations: Record<string, number>; lastIssuedAt: number }> {
   await tx`select pg_advisory_xact_lock(${AccountLock})`;
   const revoked = await tx<{ user_key: string; at: string }[]>`
-    select user_key, floor(extract(epoch from revoked_at))::bigint::text as at from nats_credentials where revoked_at is not null`;
+    select user_key, floor(extract(epoch from revoked_at))::bigint::text as at from nats_credentials where revoked_at is not null
+    union all
+    select user_key, floor(extract(epoch from revoked_at))::bigint::text from nats_role_revocations`;
   const [last] = await tx<{ issued_at: string }[]>`select issued_at::text from nats_account_jwts where account = ${account}`;
   return { revocations: Object.fromEntries(revoked.map((r) => [r.user_key, Number(r.at)])), lastIssuedAt: Number(last?.issued_at ?? 0) };
+}
+
+/** A platform user's key revoked: a role's credential renewed (npm run nats-auth -- --renew). */
+export async function insertRoleRevocation(db: Db, userKey: string, role: string): Promise<void> {
+  await db`insert into nats_role_revocations (user_key, role) values (${userKey}, ${role}) on conflict (user_key) do nothing`;
 }
 
 export async function recordAccountJwt(tx: TransactionSql, account: string, issuedAt: number, jwt: string): Promise<void> {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { access, constants, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { connect, credsAuthenticator, errors, type NatsConnection } from '@nats-io/transport-node';
@@ -24,7 +25,7 @@ export interface NatsConnectOptions {
 
 export async function connectNats(options: NatsConnectOptions): Promise<NatsConnection> {
   const servers = options.url.split(',').map((s) => s.trim()).filter(Boolean);
-  const authenticator = options.creds ? credsAuthenticator(await readCreds(options.creds)) : undefined;
+  const authenticator = options.creds ? credsAuthenticator(credsOnEachConnect(options.creds, await readCreds(options.creds))) : undefined;
   // The client says nothing while it waits for a first server: say it here.
   const waiting = setInterval(() => options.log.warn({ servers }, 'waiting for NATS to answer'), 5000);
   try {
@@ -61,6 +62,24 @@ async function logStatus(nc: NatsConnection, log: Logger): Promise<void> {
     } else if (status.type === 'disconnect' || status.type === 'error') log.warn({ status }, 'NATS connection trouble');
     else if (status.type === 'reconnect') log.info({ server: status.server }, 'NATS reconnected');
   }
+}
+
+/**
+ * The .creds file read again each time the client connects: a role's credential renewed (npm run
+ * nats-auth -- --renew, which writes the file whole) is taken at the reconnect that the revocation
+ * of the old one causes. A file that cannot be read then leaves the last one read. Refused twice in
+ * a row, the client stops trying and the connection closes (the service then exits: start.ts).
+ */
+function credsOnEachConnect(file: string, first: Uint8Array): () => Uint8Array {
+  let last = first;
+  return () => {
+    try {
+      last = readFileSync(file);
+    } catch {
+      // The last one read; the server says whether it still holds.
+    }
+    return last;
+  };
 }
 
 /** A .creds file's bytes, or one clear error naming it. */

@@ -15,3 +15,13 @@ export async function cutOff(nc: NatsConnection): Promise<string> {
   })();
   return Promise.race([closed, status]);
 }
+
+/** The error an operation fails with, or undefined when it succeeds. */
+export async function refusal(operation: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await operation();
+    return undefined;
+  } catch (err) {
+    return err;
+  }
+}

@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { sealedKeyId, type KeyRing } from '../../secrets/key-ring.js';
 import { writePrivate } from '../private-file.js';
-import { createAuthority, encodeAccountJwt, issueUser, readJwtClaims, type Authority } from './authority.js';
+import { createAuthority, encodeAccountJwt, issueUser, keyPair, readJwtClaims, type Authority } from './authority.js';
 import { rolePermissions, Roles, type Role } from './permissions.js';
 
 /**
@@ -156,6 +156,33 @@ async function ensureRoleCreds(file: string, authority: StoredAuthority, role: R
   }
   const user = await issueUser(authority, `checkout-platform-${role}`, wanted, parts?.seed);
   await writePrivate(file, user.creds);
+}
+
+/** A role's credential issued anew: the key it replaces (to be revoked), and the new .creds text. */
+export interface RenewedRole {
+  role: Role;
+  file: string;
+  /** The public key of the credential the file held, if it held one. */
+  replacedKey: string | undefined;
+  userKey: string;
+  creds: string;
+}
+
+/**
+ * A new key for a role's user, with this version's permissions (npm run nats-auth -- --renew): the
+ * file is not written here, since the old key must be recorded as revoked first (a write that then
+ * failed would leave the old key in force and unrecorded).
+ */
+export async function renewRoleCreds(folder: NatsAuthFolder, role: Role): Promise<RenewedRole> {
+  const file = folder.creds[role];
+  const parts = parseCreds(await readFile(file, 'utf8').catch(() => ''));
+  const user = await issueUser(folder.authority, `checkout-platform-${role}`, rolePermissions(role));
+  return { role, file, replacedKey: parts ? keyPair(parts.seed).getPublicKey() : undefined, userKey: user.publicKey, creds: user.creds };
+}
+
+/** Writes a renewed role's .creds, whole or not at all. */
+export async function writeRenewedCreds(renewed: RenewedRole): Promise<void> {
+  await writePrivate(renewed.file, renewed.creds);
 }
 
 /** The user JWT and nkey seed of a .creds file. */
