@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { addCpuSpent, emptyCpuTimes, platformCpu, type CpuTimes, type CpuWatch } from './cpu.js';
 
 /**
@@ -73,6 +74,12 @@ export interface FlowOptions {
   warmupSeconds?: number;
   /** Measure the CPU time of the measured turns (not the warm-up). */
   cpu?: CpuWatch;
+  /**
+   * Start flows at this rate at most (evenly spaced, `concurrency` at a time at most) instead of as
+   * fast as the clients can: flows compared at one rate cost what they cost, where flows at their
+   * own saturation also carry what the slower one loses in batching on a busy machine.
+   */
+  flowsPerSecond?: number;
 }
 
 export async function runFlows<C>(baseUrl: string, flow: FlowDefinition<C>, options: FlowOptions & { between?: () => Promise<void> }): Promise<FlowResult> {
@@ -114,7 +121,8 @@ export async function runFlowsAcross(targets: readonly FlowTarget[], options: Om
   try {
     const tallies = targets.map((target) => newTally(target.flow));
     const cpu = targets.map(() => emptyCpuTimes());
-    for (const [index, target] of targets.entries()) await drive(senders[index]!.send, target.flow, options.concurrency, options.warmupSeconds ?? 2, newTally(target.flow));
+    const pace = { concurrency: options.concurrency, flowsPerSecond: options.flowsPerSecond };
+    for (const [index, target] of targets.entries()) await drive(senders[index]!.send, target.flow, pace, options.warmupSeconds ?? 2, newTally(target.flow));
     for (const target of targets) await target.between?.();
     const turnRates = targets.map((): number[] => []);
     const turnCpu = targets.map((): number[] => []);
@@ -125,7 +133,7 @@ export async function runFlowsAcross(targets: readonly FlowTarget[], options: Om
         const tally = tallies[index]!;
         const [flowsBefore, secondsBefore] = [tally.flows, tally.seconds];
         const before = await target.cpu?.sample();
-        await drive(senders[index]!.send, target.flow, options.concurrency, options.durationSeconds / options.turns, tally);
+        await drive(senders[index]!.send, target.flow, pace, options.durationSeconds / options.turns, tally);
         turnRates[index]!.push((tally.flows - flowsBefore) / (tally.seconds - secondsBefore));
         await target.between?.();
         if (target.cpu && before) {
@@ -163,11 +171,21 @@ function newTally(flow: FlowDefinition<unknown>): Tally {
   return { timings: flow.steps.map(() => []), flows: 0, failures: 0, seconds: 0 };
 }
 
-async function drive<C>(send: Send, flow: FlowDefinition<C>, concurrency: number, seconds: number, tally: Tally): Promise<void> {
+async function drive<C>(send: Send, flow: FlowDefinition<C>, pace: Pick<FlowOptions, 'concurrency' | 'flowsPerSecond'>, seconds: number, tally: Tally): Promise<void> {
   const started = performance.now();
   const until = started + seconds * 1000;
+  // Paced: each flow takes the next start time; a client that is late starts at once.
+  const gap = pace.flowsPerSecond ? 1000 / pace.flowsPerSecond : 0;
+  let nextStart = started;
   const client = async () => {
     while (performance.now() < until && !flow.exhausted?.()) {
+      if (gap) {
+        const at = nextStart;
+        nextStart += gap;
+        const wait = at - performance.now();
+        if (wait > 0) await sleep(wait);
+        if (performance.now() >= until) break;
+      }
       const context = flow.start();
       try {
         for (const [index, step] of flow.steps.entries()) {
@@ -182,7 +200,7 @@ async function drive<C>(send: Send, flow: FlowDefinition<C>, concurrency: number
       }
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, client));
+  await Promise.all(Array.from({ length: pace.concurrency }, client));
   tally.seconds += (performance.now() - started) / 1000;
 }
 
@@ -196,4 +214,20 @@ function percentile(values: number[], q: number): number {
 export function expectStatus(response: StepResponse, status: number, step: string): StepResponse {
   if (response.status !== status) throw new Error(`${step} answered ${response.status}: ${response.body.slice(0, 300)}`);
   return response;
+}
+
+/**
+ * The rate flows compared with each other run at: a share (BENCH_RATE_SHARE, 0.9 by default) of
+ * the flows/s the slowest of them makes at its saturation, read in a pass of `seconds` each after
+ * the warm-up. Flows compared each at its own saturation differ in more than their work: on a busy
+ * 2-core machine the slower one runs fewer operations a second, so each shares fewer wake-ups,
+ * commits and socket reads with others, and its CPU per operation also holds what it lost in
+ * batching (a full flow took 40% more CPU at 60% of its saturated rate). At one rate a ratio is
+ * what the extra work costs.
+ */
+export async function comparedRate(baseUrl: string, flows: readonly FlowDefinition<unknown>[], concurrency: number, seconds = 2): Promise<number> {
+  const share = Number(process.env.BENCH_RATE_SHARE ?? 0.9);
+  let slowest = Infinity;
+  for (const flow of flows) slowest = Math.min(slowest, (await runFlows(baseUrl, flow, { concurrency, durationSeconds: seconds, warmupSeconds: 0 })).flowsPerSecond);
+  return Math.round(share * slowest);
 }

@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import { runFlows, type FlowDefinition } from '../flows.js';
+import { comparedRate, runFlows, type FlowDefinition } from '../flows.js';
 import { startBench, type Bench } from '../harness.js';
 import { addSpent, noResources, perOperation, platformCpuMs, resourceSampler, spentBetween, statisticsReported, type ResourceSample } from '../resources.js';
 import { seedCatalog, type BenchFiscalization } from '../seed.js';
@@ -31,6 +31,8 @@ const CatalogSize = 20_000;
 
 interface CostFlow {
   name: string;
+  /** The flows a ratio compares are of one group, and run at one rate (comparedRate). */
+  group: 'checkout-info' | 'full-flow';
   flow: FlowDefinition<unknown>;
 }
 
@@ -50,6 +52,12 @@ export async function costScenario(): Promise<string[]> {
     const seconds = Number(process.env.BENCH_DURATION ?? 10) / Turns;
     for (const { flow } of flows) await runFlows(bench.url, flow, { concurrency: Concurrency, durationSeconds: 2, warmupSeconds: 0 });
     await settle();
+    // The flows a ratio compares run at one rate (flows.ts, comparedRate).
+    const rates = new Map<CostFlow['group'], number>();
+    for (const group of new Set(flows.map((f) => f.group))) {
+      rates.set(group, await comparedRate(bench.url, flows.filter((f) => f.group === group).map((f) => f.flow), Concurrency));
+    }
+    await settle();
 
     const spent = flows.map(() => noResources());
     const operations = flows.map(() => 0);
@@ -57,7 +65,8 @@ export async function costScenario(): Promise<string[]> {
       const order = turn % 2 === 0 ? [...flows.keys()] : [...flows.keys()].reverse();
       for (const index of order) {
         const before = await sample();
-        const result = await runFlows(bench.url, flows[index]!.flow, { concurrency: Concurrency, durationSeconds: seconds, warmupSeconds: 0 });
+        const { flow, group } = flows[index]!;
+        const result = await runFlows(bench.url, flow, { concurrency: Concurrency, durationSeconds: seconds, warmupSeconds: 0, flowsPerSecond: rates.get(group) });
         if (result.failures) throw new Error(`${flows[index]!.name}: ${result.failures} flows failed, the first: ${result.firstFailure}`);
         await settle();
         await statisticsReported();
@@ -72,7 +81,7 @@ export async function costScenario(): Promise<string[]> {
       return `ratio ${name}: ${x.toFixed(3)} (CPU of ${of} over ${over}; goal ≤ ${goal}: ${x <= goal ? 'met' : 'NOT met'})`;
     };
     return [
-      `cost: what an operation costs, means over ${Turns} turns each (in alternating order), ${Concurrency} concurrent clients; one edge and one worker process`,
+      `cost: what an operation costs, means over ${Turns} turns each (in alternating order), ${Concurrency} concurrent clients at most, the flows a ratio compares at one rate (${[...rates].map(([group, rate]) => `${group} ${rate}/s`).join(', ')}); one edge and one worker process`,
       ...flows.map(({ name }, i) => `${line(name, costs.get(name)!)}  [${operations[i]} operations]`),
       `  (cpu: the platform's processes; the stand-ins' CPU apart: ${flows.map(({ name }) => `${name} ${ms(costs.get(name)!.standIns)}`).join(', ')} ms)`,
       ...goalLines(costs),
@@ -103,12 +112,12 @@ async function costFlows(bench: Bench, tss: { tssId: string; apiKey: string; api
   const token = (project: string) => bench.token({ project, permissions: ['productsRead', 'updatePricingCheckoutProcess', 'ordersRead'] });
   const infoOnly = (flow: FlowDefinition<unknown>): FlowDefinition<unknown> => ({ start: flow.start, steps: flow.steps.slice(0, 1) });
   return [
-    { name: 'checkout-info', flow: infoOnly(checkoutFlow('cost-none', await token('cost-none')) as FlowDefinition<unknown>) },
-    { name: 'checkout-info-promotions', flow: infoOnly(checkoutFlow('cost-promotions', await token('cost-promotions')) as FlowDefinition<unknown>) },
-    { name: 'full-flow', flow: checkoutFlow('cost-none', await token('cost-none')) as FlowDefinition<unknown> },
-    { name: 'full-flow-local', flow: checkoutFlow('cost-local', await token('cost-local')) as FlowDefinition<unknown> },
-    { name: 'full-flow-fiskaly', flow: checkoutFlow('cost-fiskaly', await token('cost-fiskaly')) as FlowDefinition<unknown> },
-    { name: 'full-flow-vending', flow: checkoutFlow('cost-none', await token('cost-none'), [{ sku: 'VEND-1', amount: 1 }]) as FlowDefinition<unknown> },
+    { name: 'checkout-info', group: 'checkout-info', flow: infoOnly(checkoutFlow('cost-none', await token('cost-none')) as FlowDefinition<unknown>) },
+    { name: 'checkout-info-promotions', group: 'checkout-info', flow: infoOnly(checkoutFlow('cost-promotions', await token('cost-promotions')) as FlowDefinition<unknown>) },
+    { name: 'full-flow', group: 'full-flow', flow: checkoutFlow('cost-none', await token('cost-none')) as FlowDefinition<unknown> },
+    { name: 'full-flow-local', group: 'full-flow', flow: checkoutFlow('cost-local', await token('cost-local')) as FlowDefinition<unknown> },
+    { name: 'full-flow-fiskaly', group: 'full-flow', flow: checkoutFlow('cost-fiskaly', await token('cost-fiskaly')) as FlowDefinition<unknown> },
+    { name: 'full-flow-vending', group: 'full-flow', flow: checkoutFlow('cost-none', await token('cost-none'), [{ sku: 'VEND-1', amount: 1 }]) as FlowDefinition<unknown> },
   ];
 }
 

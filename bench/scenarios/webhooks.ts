@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { platformCpu } from '../cpu.js';
-import { runFlows, runFlowsInTurns, type FlowResult } from '../flows.js';
+import { comparedRate, runFlows, runFlowsInTurns, type FlowDefinition, type FlowResult } from '../flows.js';
 import { startBench, type Bench } from '../harness.js';
 import { seedCatalog } from '../seed.js';
 import { startStandInProcess } from '../stand-ins.js';
@@ -47,6 +47,9 @@ export async function webhooksScenario(): Promise<string[]> {
     // Warmed up first, the receiver's counts started after: they are the measured flows' alone.
     for (const flow of flows) await runFlows(bench.url, flow, { concurrency: Concurrency, durationSeconds: 2, warmupSeconds: 0 });
     await between();
+    // Both at one rate (flows.ts, comparedRate).
+    const rate = await comparedRate(bench.url, flows as FlowDefinition<unknown>[], Concurrency);
+    await between();
     await receiver.set({ reset: true });
     const jobsBefore = backlog.jobsDelivered();
     const [without, withHooks] = (await runFlowsInTurns(bench.url, flows, {
@@ -56,6 +59,7 @@ export async function webhooksScenario(): Promise<string[]> {
       turns: 4,
       between,
       cpu: bench.cpu,
+      flowsPerSecond: rate,
     })) as [FlowResult, FlowResult];
     backlog.stop();
     const received = await receiver.stats();
@@ -65,7 +69,7 @@ export async function webhooksScenario(): Promise<string[]> {
     const ratio = perFlow(withHooks) / perFlow(without);
     const perDelivery = (perFlow(withHooks) - perFlow(without)) / deliveriesPerFlow;
     return [
-      `webhooks: the full checkout flow, ${Concurrency} concurrent flows, without and with a webhook that receives every event (a local receiver), in alternating turns`,
+      `webhooks: the full checkout flow at ${rate} flows/s, ${Concurrency} concurrent flows at most, without and with a webhook that receives every event (a local receiver), in alternating turns`,
       ...describe('  without webhooks', without),
       `    turns: ${turnsOf(without)}`,
       ...describe('  with a webhook', withHooks),
