@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonMayBeUnstorable } from './formats/json.js';
 
 /**
  * An endpoint of the message path: a request/reply subject `svc.<domain>.<verb>` with the zod
@@ -34,6 +35,12 @@ export interface Codec {
   readonly contentType?: string;
   /** How the bytes are framed, for a codec that is not plain JSON. */
   readonly description?: string;
+  /**
+   * False when the bytes cannot decode to text Postgres cannot store or to nesting deeper than
+   * MaxJsonDepth: the worker then skips its walk of the request (findUnstorableText). Absent: the
+   * request is always walked.
+   */
+  mayBeUnstorable?(data: Uint8Array): boolean;
 }
 
 const utf8 = new TextDecoder();
@@ -42,6 +49,7 @@ export const JsonCodec: Codec = {
   contentType: 'application/json',
   encode: (request) => JSON.stringify(request),
   decode: (data) => JSON.parse(utf8.decode(data)) as unknown,
+  mayBeUnstorable: jsonMayBeUnstorable,
 };
 
 export type RequestOf<E extends Endpoint> = z.input<E['request']>;

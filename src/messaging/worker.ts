@@ -145,7 +145,7 @@ function parseRequest(endpoint: Endpoint, msg: Msg): unknown {
   }
   const parsed = endpoint.request.safeParse(input);
   if (!parsed.success) throw AppError.validation(parsed.error, 'request');
-  const unstorable = findUnstorableText(parsed.data);
+  const unstorable = endpoint.codec.mayBeUnstorable?.(msg.data) === false ? undefined : findUnstorableText(parsed.data);
   if (unstorable) throw AppError.badRequest(describeUnstorable(unstorable), [{ code: 'unstorable_text', path: unstorable.path.join('.'), message: unstorable.reason }]);
   return parsed.data;
 }

@@ -89,6 +89,41 @@ export function findUnstorableText(value: unknown, depth = 0): UnstorableText | 
   return undefined;
 }
 
+/**
+ * Whether JSON bytes may parse to a value that findUnstorableText refuses: false only when their
+ * strings hold no `\u` escape of U+0000 or of a surrogate and they nest fewer than MaxJsonDepth
+ * levels. (Their text cannot hold either otherwise: a U+0000 in a JSON string must be escaped, and
+ * UTF-8 decoding makes no lone surrogate.) One pass over the bytes instead of a walk of the parsed
+ * value: a worker asks it of every request, and nearly every one is plain.
+ */
+export function jsonMayBeUnstorable(bytes: Uint8Array): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (inString) {
+      if (c === Backslash) {
+        if (bytes[i + 1] === LowerU && suspiciousEscape(bytes, i + 2)) return true;
+        i++;
+      } else if (c === Quote) inString = false;
+    } else if (c === Quote) inString = true;
+    else if (c === OpenBrace || c === OpenBracket) {
+      if (++depth >= MaxJsonDepth) return true;
+    } else if (c === CloseBrace || c === CloseBracket) depth--;
+  }
+  return false;
+}
+
+const [Backslash, Quote, LowerU, OpenBrace, OpenBracket, CloseBrace, CloseBracket] = [0x5c, 0x22, 0x75, 0x7b, 0x5b, 0x7d, 0x5d];
+
+/** The four hex digits at `at` escape U+0000 or a surrogate (D800 to DFFF). */
+function suspiciousEscape(bytes: Uint8Array, at: number): boolean {
+  const [h0, h1, h2, h3] = [bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]];
+  if (h0 === 0x30) return h1 === 0x30 && h2 === 0x30 && h3 === 0x30;
+  const hexAtLeast8 = h1 !== undefined && ((h1 >= 0x38 && h1 <= 0x39) || (h1 >= 0x61 && h1 <= 0x66) || (h1 >= 0x41 && h1 <= 0x46));
+  return (h0 === 0x64 || h0 === 0x44) && hexAtLeast8;
+}
+
 /** "shop.name holds the character U+0000, which cannot be stored". */
 export function describeUnstorable(found: UnstorableText): string {
   return `${found.path.length ? found.path.join('.') : 'the value'} ${found.reason}`;
