@@ -97,7 +97,7 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   const trust = security === 'anonymous' ? undefined : await prepareSpawnedTrust(dir, createKeyRing(parseKey(BenchSecretsKey)), { tls });
   const nats = await startNatsServer({ storeDir: natsStoreDir, log: quiet, monitorPort: natsMonitorPort, configFile: trust?.configFile });
   const natsEnv: Record<string, string> = trust
-    ? { NATS_CREDS: trust.folder.creds.service, NATS_ISSUER: trust.folder.authorityFile, ...(tls ? { NATS_TLS_CA: tls.caFile } : {}) }
+    ? { NATS_CREDS: trust.folder.creds.service, NATS_ISSUER: trust.folder.issuerFile, ...(tls ? { NATS_TLS_CA: tls.caFile } : {}) }
     : { NATS_ALLOW_ANONYMOUS: 'true' };
   cleanups.push(() => nats.stop());
 

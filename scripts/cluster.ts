@@ -143,7 +143,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const natsEnv = (role: Role): Record<string, string> => ({
       NATS_URL: natsUrl,
       NATS_CREDS: natsAuth.creds[role],
-      ...(role === 'edge' ? {} : { NATS_ISSUER: natsAuth.authorityFile }),
+      ...(role === 'edge' ? {} : { NATS_ISSUER: natsAuth.issuerFile }),
     });
     const env: Record<string, string> = {
       DATABASE_URL: postgres.url,

@@ -21,8 +21,9 @@ import { resolveKeyRing } from '../src/secrets/generated.js';
  *
  * The platform's NATS trust for an operator's own servers, as `npm start` makes it for its spawned
  * one (docs/operations.md, "The message plane"): in `--dir`, the sealed authority (authority.json,
- * sealed with SECRETS_KEY: the workers issue and revoke integrations' credentials with it), the
- * users of each role (edge.creds, workers.creds, service.creds, admin.creds), and nats-server.conf,
+ * sealed with SECRETS_KEY, identity keys included: it stays here), the workers' part of it
+ * (issuer.json, their NATS_ISSUER: the signing keys they issue and revoke integrations' credentials
+ * with), the users of each role (edge.creds, workers.creds, service.creds, admin.creds), and nats-server.conf,
  * which it also prints: what every node includes. With --routes, the routes between the nodes
  * authenticate (a password made once and kept in route-password). A second run keeps every key and
  * brings the role credentials to this version's permissions. `--renew <role>` gives a role's user a
@@ -63,8 +64,8 @@ async function main(): Promise<void> {
   say(`nats-auth: ${folder.created ? 'made' : 'kept'} the operator and accounts in ${folder.dir} (every file readable by its owner only)`);
   say(`  ${confFile}: include it in every nats-server's configuration (printed above), with JetStream on; the resolver keeps accounts in ${values['resolver-dir']}`);
   say(`  edge processes:    NATS_CREDS=${folder.creds.edge}`);
-  say(`  worker processes:  NATS_CREDS=${folder.creds.workers} NATS_ISSUER=${folder.authorityFile} and the same SECRETS_KEY`);
-  say(`  npm start's shape: NATS_CREDS=${folder.creds.service} NATS_ISSUER=${folder.authorityFile}`);
+  say(`  worker processes:  NATS_CREDS=${folder.creds.workers} NATS_ISSUER=${folder.issuerFile} and the same SECRETS_KEY`);
+  say(`  npm start's shape: NATS_CREDS=${folder.creds.service} NATS_ISSUER=${folder.issuerFile}`);
   say(`  your own tools (nats CLI, npm run chaos): ${folder.creds.admin}; never give it to a service process or an integrator`);
   if (generated) say(`  SECRETS_KEY is unset: sealed with the key generated into ${generated.file}; set SECRETS_KEY to it wherever the workers run`);
 }

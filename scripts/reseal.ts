@@ -3,7 +3,7 @@ import path from 'node:path';
 import { resealStoredSecrets } from '../actors/secrets-at-rest.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.js';
-import { authorityKeyIds, resealAuthorityFile } from '../src/infra/nats-auth/authority-file.js';
+import { AuthorityFileName, authorityKeyIds, IssuerFileName, resealAuthorityFile } from '../src/infra/nats-auth/authority-file.js';
 import { loadMigrations, migrate } from '../src/infra/migrate.js';
 import { connectPostgres } from '../src/infra/postgres.js';
 import { createLogger } from '../src/logger.js';
@@ -14,7 +14,8 @@ import { UnreadableSecretError } from '../src/secrets/key-ring.js';
  * npm run reseal: seals every stored secret anew under SECRETS_KEY, opening what the key before
  * sealed with SECRETS_KEY_PREVIOUS: the TSE secrets and webhook secrets in Postgres (DATABASE_URL,
  * else the embedded one under DATA_DIR, which must not be running), and the NATS authority file
- * (NATS_ISSUER, else DATA_DIR/nats-auth/authority.json). Rotating the key:
+ * and issuer file (NATS_ISSUER, else DATA_DIR/nats-auth/authority.json, and the other of the two
+ * beside it). Rotating the key:
  *
  *   1. SECRETS_KEY=<new> SECRETS_KEY_PREVIOUS=<old> on every worker process (they read both);
  *   2. SECRETS_KEY=<new> SECRETS_KEY_PREVIOUS=<old> npm run reseal;
@@ -26,13 +27,15 @@ async function main(): Promise<void> {
   const { ring } = await resolveKeyRing(config);
   const say = (line: string) => process.stdout.write(`reseal: ${line}\n`);
 
-  const issuer = config.nats.issuer ?? path.join(config.dataDir, 'nats-auth', 'authority.json');
-  if (existsSync(issuer)) {
-    const before = await authorityKeyIds(issuer);
-    await resealAuthorityFile(issuer, ring);
-    say(`NATS authority ${issuer}: sealed under key ${ring.currentId} (was ${before.join(', ')})`);
-  } else if (config.nats.issuer) {
-    throw new ConfigError(`NATS_ISSUER names ${issuer}, which does not exist`);
+  const issuer = config.nats.issuer ?? path.join(config.dataDir, 'nats-auth', AuthorityFileName);
+  if (!existsSync(issuer) && config.nats.issuer) throw new ConfigError(`NATS_ISSUER names ${issuer}, which does not exist`);
+  // The file named and the other one of the pair beside it (authority.json and issuer.json), where they are.
+  const natsFiles = [issuer, ...[AuthorityFileName, IssuerFileName].map((name) => path.join(path.dirname(issuer), name))];
+  for (const file of new Set(natsFiles.map((f) => path.resolve(f)))) {
+    if (!existsSync(file)) continue;
+    const before = await authorityKeyIds(file);
+    await resealAuthorityFile(file, ring);
+    say(`NATS keys ${file}: sealed under key ${ring.currentId} (was ${before.join(', ')})`);
   }
 
   let databaseUrl = config.database.url;

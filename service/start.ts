@@ -18,7 +18,8 @@ import { connectPostgres } from '../src/infra/postgres.js';
 import { superviseChild, type ChildLostError, type RunningChild, type SupervisedChild } from '../src/infra/supervise.js';
 import { projectRoot } from '../src/infra/project-root.js';
 import { resolveCheckoutSecret, resolveJwtSecret, resolveKeyRing, type Secret } from '../src/secrets/generated.js';
-import { readAuthority, type StoredAuthority } from '../src/infra/nats-auth/authority-file.js';
+import { IssuerFileName, readIssuer } from '../src/infra/nats-auth/authority-file.js';
+import type { Issuer } from '../src/infra/nats-auth/authority.js';
 import { prepareSpawnedTrust } from '../src/infra/nats-auth/spawned.js';
 import type { Logger } from '../src/logger.js';
 import { createServiceClient, type ServiceClient } from '../src/messaging/client.js';
@@ -93,8 +94,8 @@ export async function startService(config: Config, log: Logger, options: StartOp
     if (keys) logGenerated(log, 'SECRETS_KEY', keys, 'stored secrets are sealed with it');
     let natsUrl = config.nats.url;
     let { creds } = config.nats;
-    // The authority the workers issue integrations' credentials with: npm start's, opened as it is made, or NATS_ISSUER's.
-    let authority: StoredAuthority | undefined;
+    // What the workers issue integrations' credentials with: npm start's authority, opened as it is made, or NATS_ISSUER.
+    let authority: Issuer | undefined;
     if (!natsUrl) {
       const trust = await prepareSpawnedTrust(config.dataDir, keys!.ring);
       if (trust.folder.created) log.info({ dir: trust.folder.dir }, 'made the NATS operator, accounts and users: the spawned nats-server refuses any other connection');
@@ -107,7 +108,11 @@ export async function startService(config: Config, log: Logger, options: StartOp
       creds = trust.folder.creds.service;
       authority = trust.folder.authority;
     } else if (config.role !== 'edge' && config.nats.issuer) {
-      authority = await readAuthority(config.nats.issuer, keys!.ring);
+      const read = await readIssuer(config.nats.issuer, keys!.ring);
+      authority = read.issuer;
+      if (read.identityKeys) {
+        log.warn({ file: config.nats.issuer }, `NATS_ISSUER names the authority file, which holds the NATS identity keys too: give the workers ${IssuerFileName} from the same folder instead`);
+      }
     }
     const nc = await connectNats({ url: natsUrl, name: `checkout-platform-${config.role}`, log, creds, tls: config.nats.tls });
     void nc.closed().then((err) => {

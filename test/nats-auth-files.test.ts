@@ -27,8 +27,21 @@ t.test('a second run keeps every key and credential; every file is its owner\'s 
   const first = await run(process.execPath, nodeArgs(dir), { env });
   t.match(first.stderr, /made the operator and accounts/);
   const made = await files(dir);
-  t.same([...made.keys()], ['admin.creds', 'authority.json', 'edge.creds', 'nats-server.conf', 'service.creds', 'workers.creds']);
+  t.same([...made.keys()], ['admin.creds', 'authority.json', 'edge.creds', 'issuer.json', 'nats-server.conf', 'service.creds', 'workers.creds']);
   for (const name of made.keys()) t.equal((await stat(path.join(dir, name))).mode & 0o777, 0o600, `${name}: 0600`);
+
+  // The workers' part: the signing keys and the system user, never an identity key.
+  const authority = JSON.parse(made.get('authority.json')!);
+  const issuer = JSON.parse(made.get('issuer.json')!);
+  t.same(Object.keys(issuer.operator).sort(), ['jwt', 'publicKey', 'signingSeed'], 'issuer.json: the operator without its identity seed');
+  t.same(Object.keys(issuer.system).sort(), ['jwt', 'publicKey', 'user'], 'the system account without its seeds, with its user');
+  t.same(Object.keys(issuer.account).sort(), ['jwt', 'publicKey', 'signingKey', 'signingSeed'], 'the account without its identity seed');
+  t.match(issuer.account.signingSeed, /^sealed:v1:/, 'sealed');
+  const sealedValues = (value: unknown): string[] => (typeof value === 'string' ? (value.startsWith('sealed:') ? [value] : []) : value && typeof value === 'object' ? Object.values(value).flatMap(sealedValues) : []);
+  const identitySeeds = [authority.operator.seed, authority.system.seed, authority.account.seed];
+  t.equal(identitySeeds.length, 3);
+  t.notOk(sealedValues(issuer).some((v) => identitySeeds.includes(v)), 'none of the identity seeds is in it');
+  t.equal(sealedValues(issuer).length, 3, 'three sealed seeds: the two signing keys and the system user');
 
   const second = await run(process.execPath, nodeArgs(dir), { env });
   t.match(second.stderr, /kept the operator and accounts/);

@@ -7,13 +7,15 @@ import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/trans
 import t from 'tap';
 import { projectRoot } from '../src/infra/project-root.js';
 import { cutOff, refusal } from './support/nats.js';
-import { startTestService, TestProject, TestSecretsKey } from './support/service.js';
+import { runBuilt } from './support/process.js';
+import { startTestService, TestCheckoutSecret, TestProject, TestSecretsKey } from './support/service.js';
 
 /**
  * `npm run nats-auth -- --renew <role>` (docs/operations.md, "A leaked role credential"): a role's
  * user gets a new key, the old one is revoked on the servers while it is connected, the service
  * whose file was renewed comes back with the new one by itself, and an integration's later
- * revocation (a newer account JWT) keeps the role's revocation.
+ * revocation (a newer account JWT) keeps the role's revocation. The workers issue with issuer.json,
+ * and still take the authority file they were given before it existed, with a warning.
  */
 const svc = await startTestService(t);
 const { infra } = svc;
@@ -95,4 +97,19 @@ t.test('--renew says what it needs and which roles there are', async (t) => {
   t.equal(withoutNats.code, 1);
   t.match(withoutNats.stderr, /--renew needs DATABASE_URL .* and NATS_URL/);
   t.equal(await readFile(infra.natsAuth.creds.admin, 'utf8'), before, 'nothing was renewed');
+});
+
+t.test('workers given the authority file, as before issuer.json, still start, and say to give them issuer.json', async (t) => {
+  const workers = runBuilt(t, 'service/main.js', {
+    ...infra.natsEnv('workers'),
+    NATS_ISSUER: infra.natsAuth.authorityFile,
+    ROLE: 'workers',
+    DATABASE_URL: infra.databaseUrl,
+    CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,
+    DATA_DIR: infra.dataDir,
+    LOG_LEVEL: 'warn',
+  });
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline && !workers.output().includes('issuer.json'); ) await sleep(100);
+  t.match(workers.output(), /NATS_ISSUER names the authority file, which holds the NATS identity keys too: give the workers issuer\.json/);
+  t.equal(workers.child.exitCode, null, 'and runs');
 });

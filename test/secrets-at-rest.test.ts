@@ -122,6 +122,8 @@ t.test('npm run reseal seals everything under a new key; workers with only the n
   for (const field of ['apiKey', 'apiSecret', 'adminPin']) t.match(stored[field], new RegExp(`^sealed:v1:${newId}:`), `${field} under the new key`);
   const authority = JSON.parse(await readFile(svc.infra.natsAuth.authorityFile, 'utf8'));
   t.match(authority.account.signingSeed, new RegExp(`^sealed:v1:${newId}:`), 'the NATS signing seed under the new key');
+  const issuer = JSON.parse(await readFile(svc.infra.natsAuth.issuerFile, 'utf8'));
+  t.match(issuer.account.signingSeed, new RegExp(`^sealed:v1:${newId}:`), 'and in the workers\' issuer.json beside it');
 
   await workers.stop();
   workers = await startMoreWorkers(t, svc, { ...workerEnv, SECRETS_KEY: NewKey });

@@ -1,7 +1,6 @@
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
-import { encodeAccountJwt, issueUser, readJwtClaims, systemCreds, type IssuedUser } from '../../src/infra/nats-auth/authority.js';
-import type { StoredAuthority } from '../../src/infra/nats-auth/authority-file.js';
+import { encodeAccountJwt, issueUser, readJwtClaims, systemCreds, type IssuedUser, type Issuer } from '../../src/infra/nats-auth/authority.js';
 import { integrationPermissions, type IntegrationGrant } from '../../src/infra/nats-auth/permissions.js';
 import { pushAccountJwt, type PushTarget } from '../../src/infra/nats-auth/push.js';
 import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
@@ -19,7 +18,7 @@ import { insertRoleRevocation, latestAccountJwt, lockAccountRevocations, recordA
  * integrations of kind `nats` cannot be made.
  */
 export interface NatsIssuer {
-  authority: StoredAuthority;
+  authority: Issuer;
   /** Where the servers are, for the system account's connection. */
   target: Omit<PushTarget, 'systemCreds'>;
 }
@@ -98,7 +97,7 @@ export type NatsAccess = ReturnType<typeof createNatsAccess>;
  * carries them, in one transaction; answers the JWT for the caller to push (npm run nats-auth --
  * --renew).
  */
-export async function revokeRoleKeys(sql: Sql, authority: StoredAuthority, keys: ReadonlyArray<{ role: string; userKey: string }>): Promise<string> {
+export async function revokeRoleKeys(sql: Sql, authority: Issuer, keys: ReadonlyArray<{ role: string; userKey: string }>): Promise<string> {
   return sql.begin(async (tx) => {
     for (const { role, userKey } of keys) await insertRoleRevocation(tx, userKey, role);
     return (await issueAccountJwt(tx, authority)).jwt;
@@ -111,7 +110,7 @@ export async function revokeRoleKeys(sql: Sql, authority: StoredAuthority, keys:
  * it as the newest. Whoever pushes it next (the revocation job, npm run nats-auth -- --renew) hands
  * the servers every revocation there is.
  */
-export async function issueAccountJwt(tx: TransactionSql, authority: StoredAuthority): Promise<{ jwt: string; issuedAt: number }> {
+export async function issueAccountJwt(tx: TransactionSql, authority: Issuer): Promise<{ jwt: string; issuedAt: number }> {
   const account = authority.account.publicKey;
   const { revocations, lastIssuedAt } = await lockAccountRevocations(tx, account);
   const generated = readJwtClaims(authority.account.jwt).iat;

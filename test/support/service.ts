@@ -97,7 +97,7 @@ export async function provisionInfrastructure(t: Test, options: { natsTls?: bool
     NATS_URL: nats.url,
     NATS_CREDS: natsAuth.creds[role],
     ...(tls ? { NATS_TLS_CA: tls.caFile } : {}),
-    ...(role === 'edge' ? {} : { NATS_ISSUER: natsAuth.authorityFile, SECRETS_KEY: TestSecretsKey }),
+    ...(role === 'edge' ? {} : { NATS_ISSUER: natsAuth.issuerFile, SECRETS_KEY: TestSecretsKey }),
   });
   const connectAs = async (role: Role, connectOptions: Partial<ConnectionOptions> = {}) =>
     connect({ servers: nats.url, authenticator: credsAuthenticator(await readFile(natsAuth.creds[role])), ...(tls ? { tls: { caFile: tls.caFile } } : {}), ...connectOptions });

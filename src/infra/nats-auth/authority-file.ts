@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { sealedKeyId, type KeyRing } from '../../secrets/key-ring.js';
 import { writePrivate } from '../private-file.js';
-import { createAuthority, encodeAccountJwt, issueUser, keyPair, readJwtClaims, type Authority } from './authority.js';
+import { createAuthority, encodeAccountJwt, issueUser, keyPair, readJwtClaims, type Authority, type Issuer } from './authority.js';
 import { rolePermissions, Roles, type Role } from './permissions.js';
 
 /**
@@ -12,8 +12,11 @@ import { rolePermissions, Roles, type Role } from './permissions.js';
  * operator's cluster: `npm run nats-auth -- --dir <folder>`), each readable by its owner only:
  *
  * - `authority.json`: the operator, system account and platform account (public keys and JWTs) and
- *   their seeds, sealed with SECRETS_KEY. The workers issue and revoke the integrations'
- *   credentials with it (NATS_ISSUER).
+ *   their seeds, identity keys included, sealed with SECRETS_KEY. It stays where the trust is made.
+ * - `issuer.json`: what of it the workers need to issue and revoke users at run time (NATS_ISSUER):
+ *   the signing keys and the system account's user, sealed the same way, without an identity key.
+ *   A worker that is broken into gives away what can be replaced (the signing keys), never the keys
+ *   the servers' configuration names.
  * - `<role>.creds` for edge, workers, service (`npm start`'s one process) and admin: the users the
  *   processes connect as (NATS_CREDS).
  * - `nats-server.conf`: what a server needs to trust them (server-config.ts).
@@ -22,6 +25,7 @@ import { rolePermissions, Roles, type Role } from './permissions.js';
  * permissions of this version (same keys, a new JWT).
  */
 export const AuthorityFileName = 'authority.json';
+export const IssuerFileName = 'issuer.json';
 
 const Sealed = z.string().startsWith('sealed:');
 const AuthorityFile = z.object({
@@ -31,6 +35,14 @@ const AuthorityFile = z.object({
   account: z.object({ publicKey: z.string(), jwt: z.string(), seed: Sealed, signingSeed: Sealed, signingKey: z.string() }),
 });
 type AuthorityFile = z.infer<typeof AuthorityFile>;
+const IssuerFile = z.object({
+  version: z.literal(1),
+  kind: z.literal('issuer'),
+  operator: z.object({ publicKey: z.string(), jwt: z.string(), signingSeed: Sealed }),
+  system: z.object({ publicKey: z.string(), jwt: z.string(), user: z.object({ jwt: z.string(), seed: Sealed }) }),
+  account: z.object({ publicKey: z.string(), jwt: z.string(), signingSeed: Sealed, signingKey: z.string() }),
+});
+type IssuerFile = z.infer<typeof IssuerFile>;
 
 /** The authority with the account JWT made at generation (what a new server preloads). */
 export interface StoredAuthority extends Authority {
@@ -63,14 +75,45 @@ function open(file: AuthorityFile, ring: KeyRing): StoredAuthority {
   };
 }
 
+function sealIssuer(issuer: Issuer, ring: KeyRing): IssuerFile {
+  const s = (value: string, field: string) => ring.seal(value, purpose(field));
+  return {
+    version: 1,
+    kind: 'issuer',
+    operator: { publicKey: issuer.operator.publicKey, jwt: issuer.operator.jwt, signingSeed: s(issuer.operator.signingSeed, 'operatorSigning') },
+    system: { publicKey: issuer.system.publicKey, jwt: issuer.system.jwt, user: { jwt: issuer.system.user.jwt, seed: s(issuer.system.user.seed, 'systemUser') } },
+    account: { publicKey: issuer.account.publicKey, jwt: issuer.account.jwt, signingSeed: s(issuer.account.signingSeed, 'accountSigning'), signingKey: issuer.account.signingKey },
+  };
+}
+
+function openIssuer(file: IssuerFile, ring: KeyRing): Issuer {
+  const o = (value: string, field: string) => ring.open(value, purpose(field));
+  return {
+    operator: { ...file.operator, signingSeed: o(file.operator.signingSeed, 'operatorSigning') },
+    system: { ...file.system, user: { jwt: file.system.user.jwt, seed: o(file.system.user.seed, 'systemUser') } },
+    account: { ...file.account, signingSeed: o(file.account.signingSeed, 'accountSigning') },
+  };
+}
+
 /** Reads authority.json and opens its seeds (throws UnreadableSecretError, naming the key, when the ring cannot). */
 export async function readAuthority(file: string, ring: KeyRing): Promise<StoredAuthority> {
-  const stored = await readAuthorityFile(file);
+  const stored = await readNatsKeysFile(file);
   if (!stored) throw new Error(`${file} does not exist (npm run nats-auth makes it)`);
+  if ('kind' in stored) throw new Error(`${file} is the workers' issuer file; npm run nats-auth needs the authority file (${AuthorityFileName}) beside it`);
   return open(stored, ring);
 }
 
-async function readAuthorityFile(file: string): Promise<AuthorityFile | undefined> {
+/**
+ * Reads NATS_ISSUER: issuer.json, or an authority.json as workers were given before issuer.json
+ * existed (`identityKeys`: it holds the identity keys too, which a worker does not need).
+ */
+export async function readIssuer(file: string, ring: KeyRing): Promise<{ issuer: Issuer; identityKeys: boolean }> {
+  const stored = await readNatsKeysFile(file);
+  if (!stored) throw new Error(`${file} does not exist (npm run nats-auth makes it)`);
+  return 'kind' in stored ? { issuer: openIssuer(stored, ring), identityKeys: false } : { issuer: open(stored, ring), identityKeys: true };
+}
+
+async function readNatsKeysFile(file: string): Promise<AuthorityFile | IssuerFile | undefined> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -78,9 +121,18 @@ async function readAuthorityFile(file: string): Promise<AuthorityFile | undefine
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  const parsed = AuthorityFile.safeParse(tryJson(text));
-  if (!parsed.success) throw new Error(`${file} is not the platform's NATS authority file (npm run nats-auth makes it)`);
-  return parsed.data;
+  const json = tryJson(text);
+  const parsed = IssuerFile.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const authority = AuthorityFile.safeParse(json);
+  if (!authority.success) throw new Error(`${file} is not the platform's NATS authority or issuer file (npm run nats-auth makes them)`);
+  return authority.data;
+}
+
+async function readAuthorityFile(file: string): Promise<AuthorityFile | undefined> {
+  const stored = await readNatsKeysFile(file);
+  if (stored && 'kind' in stored) throw new Error(`${file} is the workers' issuer file, not the authority file`);
+  return stored;
 }
 
 function tryJson(text: string): unknown {
@@ -91,16 +143,22 @@ function tryJson(text: string): unknown {
   }
 }
 
-/** Seals the authority file's seeds anew under the ring's current key (npm run reseal). */
+/** Seals an authority or issuer file's seeds anew under the ring's current key (npm run reseal). */
 export async function resealAuthorityFile(file: string, ring: KeyRing): Promise<void> {
-  await writePrivate(file, `${JSON.stringify(seal(await readAuthority(file, ring), ring), null, 2)}\n`);
+  const stored = await readNatsKeysFile(file);
+  if (!stored) throw new Error(`${file} does not exist`);
+  const sealed = 'kind' in stored ? sealIssuer(openIssuer(stored, ring), ring) : seal(open(stored, ring), ring);
+  await writePrivate(file, `${JSON.stringify(sealed, null, 2)}\n`);
 }
 
-/** The ids of the keys the authority file's seeds are sealed under. */
+/** The ids of the keys an authority or issuer file's seeds are sealed under. */
 export async function authorityKeyIds(file: string): Promise<string[]> {
-  const stored = await readAuthorityFile(file);
+  const stored = await readNatsKeysFile(file);
   if (!stored) return [];
-  const sealed = [stored.operator.seed, stored.operator.signingSeed, stored.system.seed, stored.system.signingSeed, stored.system.user.seed, stored.account.seed, stored.account.signingSeed];
+  const sealed =
+    'kind' in stored
+      ? [stored.operator.signingSeed, stored.system.user.seed, stored.account.signingSeed]
+      : [stored.operator.seed, stored.operator.signingSeed, stored.system.seed, stored.system.signingSeed, stored.system.user.seed, stored.account.seed, stored.account.signingSeed];
   return [...new Set(sealed.map(sealedKeyId))];
 }
 
@@ -109,6 +167,8 @@ export interface NatsAuthFolder {
   authority: StoredAuthority;
   /** authority.json */
   authorityFile: string;
+  /** issuer.json: the workers' NATS_ISSUER */
+  issuerFile: string;
   /** The .creds file of each role. */
   creds: Record<Role, string>;
   /** Whether this run made the keys (the first run). */
@@ -141,7 +201,26 @@ export async function ensureNatsAuth(dir: string, ring: KeyRing): Promise<NatsAu
     creds[role] = path.join(folder, `${role}.creds`);
     await ensureRoleCreds(creds[role], authority, role);
   }
-  return { dir: folder, authority, authorityFile, creds, created };
+  const issuerFile = path.join(folder, IssuerFileName);
+  await ensureIssuerFile(issuerFile, authority, ring);
+  return { dir: folder, authority, authorityFile, issuerFile, creds, created };
+}
+
+/** issuer.json: kept when it holds this authority's signing keys; else written from the authority. */
+async function ensureIssuerFile(file: string, authority: StoredAuthority, ring: KeyRing): Promise<void> {
+  const existing = await readIssuer(file, ring).catch(() => undefined);
+  const same = existing && !existing.identityKeys && isDeepStrictEqual(existing.issuer, issuerOf(authority));
+  if (!same) await writePrivate(file, `${JSON.stringify(sealIssuer(issuerOf(authority), ring), null, 2)}\n`);
+}
+
+/** The part of an authority the workers need. */
+function issuerOf(authority: StoredAuthority): Issuer {
+  const { operator, system, account } = authority;
+  return {
+    operator: { publicKey: operator.publicKey, jwt: operator.jwt, signingSeed: operator.signingSeed },
+    system: { publicKey: system.publicKey, jwt: system.jwt, user: system.user },
+    account: { publicKey: account.publicKey, jwt: account.jwt, signingSeed: account.signingSeed, signingKey: account.signingKey },
+  };
 }
 
 /** A role's .creds: kept when its permissions are this version's; else issued again with the same key. */

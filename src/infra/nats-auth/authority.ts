@@ -24,6 +24,17 @@ export interface Authority {
   account: { publicKey: string; seed: string; signingSeed: string; signingKey: string };
 }
 
+/**
+ * What issues and revokes users at run time (the workers' NATS_ISSUER, issuer.json): the operator's
+ * and the account's signing keys and the system account's user, never an identity key. An
+ * authority holds all of it and the identity keys besides.
+ */
+export interface Issuer {
+  operator: { publicKey: string; jwt: string; signingSeed: string };
+  system: { publicKey: string; jwt: string; user: { jwt: string; seed: string } };
+  account: { publicKey: string; jwt: string; signingSeed: string; signingKey: string };
+}
+
 const text = new TextDecoder();
 const seedOf = (kp: KeyPair) => text.decode(kp.getSeed());
 export const keyPair = (seed: string): KeyPair => fromSeed(new TextEncoder().encode(seed));
@@ -75,7 +86,7 @@ export async function createAuthority(): Promise<Authority> {
 export type Revocations = Record<string, number>;
 
 /** What an account JWT of the platform's account says; signed by the operator's signing key. */
-export function accountClaims(authority: Pick<Authority, 'account'>, revocations: Revocations): Partial<Account> {
+export function accountClaims(authority: { account: Pick<Issuer['account'], 'signingKey'> }, revocations: Revocations): Partial<Account> {
   return {
     limits: { ...OpenLimits, ...JetStreamOn },
     signing_keys: [authority.account.signingKey],
@@ -92,7 +103,11 @@ export function accountClaims(authority: Pick<Authority, 'account'>, revocations
  * always writes now) cannot do; the encoding is NATS's v2 JWT (header, claims, ed25519 signature
  * of both).
  */
-export function encodeAccountJwt(authority: Pick<Authority, 'account' | 'operator'>, revocations: Revocations, issuedAt: number): string {
+export function encodeAccountJwt(
+  authority: { operator: Pick<Issuer['operator'], 'signingSeed'>; account: Pick<Issuer['account'], 'publicKey' | 'signingKey'> },
+  revocations: Revocations,
+  issuedAt: number,
+): string {
   const signer = keyPair(authority.operator.signingSeed);
   const claims: Record<string, unknown> = {
     aud: 'NATS',
@@ -117,14 +132,14 @@ export interface IssuedUser {
 }
 
 /** A user of the platform's account with these permissions, signed by the account's signing key. */
-export async function issueUser(authority: Pick<Authority, 'account'>, name: string, permissions: Permissions, seed?: string): Promise<IssuedUser> {
+export async function issueUser(authority: { account: Pick<Issuer['account'], 'publicKey' | 'signingSeed'> }, name: string, permissions: Permissions, seed?: string): Promise<IssuedUser> {
   const user = seed ? keyPair(seed) : createUser();
   const jwt = await encodeUser(name, user, authority.account.publicKey, { ...permissions }, { signer: keyPair(authority.account.signingSeed) });
   return { publicKey: user.getPublicKey(), jwt, creds: text.decode(fmtCreds(jwt, user)) };
 }
 
 /** The system user's credential (the workers push account updates with it). */
-export function systemCreds(authority: Pick<Authority, 'system'>): string {
+export function systemCreds(authority: { system: Pick<Issuer['system'], 'user'> }): string {
   return text.decode(fmtCreds(authority.system.user.jwt, keyPair(authority.system.user.seed)));
 }
 
