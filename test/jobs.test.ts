@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { headers } from '@nats-io/transport-node';
+import { pino } from 'pino';
 import t from 'tap';
 import { z } from 'zod';
 import { startOutboxRelay } from '../actors/outbox/relay.js';
@@ -9,6 +10,7 @@ import { ensureStream } from '../src/infra/jetstream.js';
 import { connectPostgres } from '../src/infra/postgres.js';
 import { createLogger } from '../src/logger.js';
 import { readJob, startBatchJobConsumer, startJobConsumer, type Job, type JobOutcome } from '../src/messaging/jobs.js';
+import { EventStream } from '../subjects/events.js';
 import { JobBundleHeader, JobStream } from '../subjects/jobs.js';
 import { provisionInfrastructure } from './support/service.js';
 
@@ -299,4 +301,27 @@ t.test('a row no NATS message can carry is set aside, and the rows after it are 
   t.ok(aside!.bytes > 1_100_000);
   const [left] = await sql<Array<{ n: number }>>`select count(*)::int as n from outbox where subject like 'jobs.closing.bigtest.%'`;
   t.equal(left!.n, 0, 'the outbox holds neither');
+});
+
+t.test('while no stream takes its events, the relay says so once, keeps them, and says when they leave', async (t) => {
+  const sql = connectPostgres({ url: infra.databaseUrl, poolMax: 2 });
+  t.teardown(() => sql.end());
+  const lines: Array<{ level: number; msg: string; seconds?: number }> = [];
+  const relayLog = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  // This file's NATS has no EVENTS stream yet: nothing takes an event's subject (503, no responders).
+  const event = { subject: 'events.acme-test01.order.outage-1.final', payload: { project: 'acme-test01', id: 'outage-1' } };
+  await insertOutbox(sql, [event]);
+  const relay = startOutboxRelay({ sql, nc, log: relayLog, pollMs: 50 });
+  t.teardown(() => relay.stop());
+  await sleep(2500);
+  t.same(lines.filter((l) => l.level >= 40).map((l) => [l.level, l.msg]), [[40, 'the stream does not take events now; they wait in the outbox, tried again every second']], 'one warning for two seconds of refusals, no error');
+  const [waiting] = await sql<Array<{ n: number }>>`select count(*)::int as n from outbox where subject = ${event.subject}`;
+  t.equal(waiting!.n, 1, 'the event waits in the outbox');
+
+  await ensureStream(nc, { ...EventStream, maxAgeMs: 3_600_000, duplicateWindowMs: 120_000 });
+  t.teardown(() => jetstreamManager(nc).then((jsm) => jsm.streams.delete(EventStream.name)));
+  await until(() => lines.some((l) => l.msg === 'the stream takes events again'));
+  t.ok(lines.find((l) => l.msg === 'the stream takes events again')!.seconds! >= 2, 'with how long it lasted');
+  const message = await (await js.streams.get(EventStream.name)).getMessage({ last_by_subj: event.subject });
+  t.same(message?.json(), event.payload, 'the event reached the stream');
 });

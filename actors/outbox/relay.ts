@@ -90,13 +90,16 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
     });
 
   let sinceVacuum = 0;
+  const outage = streamOutage(log);
   const loop = async () => {
     while (running) {
       nudged = false;
       const published = await relayBatch().catch((err: unknown) => {
-        logLoopFailure(log, err, 'outbox relay failed; retrying');
+        if (err instanceof StreamUnavailableError) outage.failed(err);
+        else logLoopFailure(log, err, 'outbox relay failed; retrying');
         return Failed;
       });
+      if (published >= 0) outage.over();
       if (published > 0) sinceVacuum += published;
       if (sinceVacuum >= vacuumEvery) {
         sinceVacuum = 0;
@@ -130,6 +133,44 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
 const AckTimeoutMs = 5000;
 
 /**
+ * The stream did not take a batch: it answered 503 (no node leads it now: a node lost, a leader
+ * being elected) or did not answer in time. The events stay in the outbox and go again.
+ */
+class StreamUnavailableError extends Error {
+  override name = 'StreamUnavailableError';
+}
+
+/** How long the stream may refuse events before it is an error: a NATS node's failover takes seconds. */
+const OutageErrorAfterMs = 30_000;
+
+/**
+ * Says a stream outage once rather than at every retry (a failover made some sixty error lines a
+ * worker in `npm run chaos`): a warning when it begins, an error every 30 s while it lasts longer,
+ * and how long it lasted when the stream takes events again.
+ */
+function streamOutage(log: Logger) {
+  let since: number | undefined;
+  let loudAt = 0;
+  return {
+    failed(err: StreamUnavailableError): void {
+      const now = performance.now();
+      if (since === undefined) {
+        since = loudAt = now;
+        log.warn({ reason: err.message }, 'the stream does not take events now; they wait in the outbox, tried again every second');
+      } else if (now - since >= OutageErrorAfterMs && now - loudAt >= OutageErrorAfterMs) {
+        loudAt = now;
+        log.error({ reason: err.message, seconds: Math.round((now - since) / 1000) }, 'the stream has not taken events for a while; they wait in the outbox');
+      }
+    },
+    over(): void {
+      if (since === undefined) return;
+      log.info({ seconds: Number(((performance.now() - since) / 1000).toFixed(1)) }, 'the stream takes events again');
+      since = undefined;
+    },
+  };
+}
+
+/**
  * Publishes a batch of rows to JetStream the cheap way: each row a plain publish with its
  * Nats-Msg-Id and a reply subject under the relay's one inbox (rather than a request each, with its
  * own reply handler and timer), all written to the socket together, and the stream's acks awaited
@@ -145,7 +186,7 @@ function createBatchPublisher(nc: NatsConnection) {
       const [batch] = msg.subject.slice(inbox.length + 1).split('.');
       if (!waiting || Number(batch) !== waiting.batch) return; // an ack of a batch given up before
       const refusal = refusalOf(msg);
-      if (refusal) return waiting.done(new Error(`the stream refused an event: ${refusal}`));
+      if (refusal) return waiting.done(refusal.startsWith('503') ? new StreamUnavailableError(`the stream refused an event: ${refusal}`) : new Error(`the stream refused an event: ${refusal}`));
       if (--waiting.left === 0) waiting.done();
     },
   });
@@ -158,7 +199,7 @@ function createBatchPublisher(nc: NatsConnection) {
       // The batch's webhook deliveries leave with its events: a job per webhook for the events it asks for.
       const jobs = [...webhookJobs(rows, maxBytes)];
       return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => waiting?.done(new Error(`no ack from the stream within ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(() => waiting?.done(new StreamUnavailableError(`no ack from the stream within ${timeoutMs} ms`)), timeoutMs);
         waiting = {
           batch,
           left: alone.length + bundles.length + jobs.length,

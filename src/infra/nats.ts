@@ -51,16 +51,31 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsConn
   }
 }
 
+/**
+ * How long after a move to another NATS node a refused reply is the move's doing: a worker may
+ * answer a request once (its user's response permission), and the node that delivered the request
+ * holds that permission, not the one the worker moved to.
+ */
+const ReplyAfterMoveMs = 10_000;
+
 async function logStatus(nc: NatsConnection, log: Logger): Promise<void> {
+  let movedAt = -Infinity;
   for await (const status of nc.status()) {
     if (status.type === 'error' && status.error instanceof errors.PermissionViolationError) {
-      // A subject this process's user may not use: a gap in its permissions or a bug, never load.
       const { operation, subject, queue } = status.error;
-      log.error({ operation, subject, queue }, 'NATS refused a subject this process used: its user lacks the permission');
+      if (operation === 'publish' && subject.startsWith('_INBOX.') && performance.now() - movedAt < ReplyAfterMoveMs) {
+        log.warn({ subject }, 'NATS refused a reply sent just after this process moved to another node (the node before held its permission): its requester times out or asks again');
+      } else {
+        // A subject this process's user may not use: a gap in its permissions or a bug, never load.
+        log.error({ operation, subject, queue }, 'NATS refused a subject this process used: its user lacks the permission');
+      }
     } else if (status.type === 'error' && (status.error instanceof errors.AuthorizationError || status.error instanceof errors.UserAuthenticationExpiredError)) {
       log.error({ err: status.error }, 'NATS refused this process\'s credentials');
     } else if (status.type === 'disconnect' || status.type === 'error') log.warn({ status }, 'NATS connection trouble');
-    else if (status.type === 'reconnect') log.info({ server: status.server }, 'NATS reconnected');
+    else if (status.type === 'reconnect') {
+      movedAt = performance.now();
+      log.info({ server: status.server }, 'NATS reconnected');
+    }
   }
 }
 
