@@ -102,7 +102,7 @@ async function renew(config: Config, folder: NatsAuthFolder, names: string[]): P
   for (const { role, file, replacedKey } of renewed) {
     process.stdout.write(`nats-auth: ${role}: ${file} holds a new key; ${replacedKey ? `the old one (${replacedKey}) is revoked on the servers, and their connections with it are closed` : 'it held none before'}\n`);
   }
-  process.stdout.write('nats-auth: processes on this machine take the new file when they reconnect; copy it to wherever else these roles run (their processes keep trying until it is there)\n');
+  process.stdout.write('nats-auth: processes on this machine take the new file when they reconnect; copy it to wherever else these roles run (their processes, refused, exit and take it when started again)\n');
 }
 
 /** The route user and password, made once and kept beside the authority. */

@@ -129,15 +129,20 @@ class Origin {
    * receiver that did take it gets it twice with the same webhook-id, as at-least-once allows.
    */
   async exchange(request: string, deadline: number): Promise<Exchange> {
-    for (let retried = false; ; retried = true) {
-      const connection = await this.take(deadline, retried);
-      if (!connection) return { kind: 'timeout' };
-      const kept = connection.exchanges > 0;
-      const outcome = await connection.exchange(request, deadline);
-      if (outcome.kind === 'answer' && outcome.reusable) this.release(connection);
-      else this.discard(connection);
-      if (!(outcome.kind === 'failed' && outcome.unanswered && kept && !retried && performance.now() < deadline)) return outcome;
-    }
+    const first = await this.once(request, deadline, false);
+    const closedUnderIt = first.kind === 'failed' && first.unanswered && first.kept;
+    return closedUnderIt && performance.now() < deadline ? this.once(request, deadline, true) : first;
+  }
+
+  /** One try of a request (`fresh`: not on a kept connection); `kept`: it went on one. */
+  private async once(request: string, deadline: number, fresh: boolean): Promise<Exchange & { kept?: boolean }> {
+    const connection = await this.take(deadline, fresh);
+    if (!connection) return { kind: 'timeout' };
+    const kept = connection.exchanges > 0;
+    const outcome = await connection.exchange(request, deadline);
+    if (outcome.kind === 'answer' && outcome.reusable) this.release(connection);
+    else this.discard(connection);
+    return { ...outcome, kept };
   }
 
   /** Whether it holds no connection and nobody waits for one (its entry can go). */

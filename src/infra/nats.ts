@@ -84,18 +84,26 @@ async function logStatus(nc: NatsConnection, log: Logger): Promise<void> {
  * nats-auth -- --renew, which writes the file whole) is taken at the reconnect that the revocation
  * of the old one causes. A file that cannot be read then leaves the last one read. Refused twice in
  * a row, the client stops trying and the connection closes (the service then exits: start.ts).
+ *
+ * The client asks twice per connect (for the JWT, then for the seed): a read serves every ask
+ * within OneConnectMs, so that both halves come from one version of the file and it is read once.
  */
 function credsOnEachConnect(file: string, first: Uint8Array): () => Uint8Array {
   let last = first;
+  let readAt = -Infinity;
   return () => {
+    if (performance.now() - readAt < OneConnectMs) return last;
     try {
       last = readFileSync(file);
+      readAt = performance.now();
     } catch {
       // The last one read; the server says whether it still holds.
     }
     return last;
   };
 }
+
+const OneConnectMs = 100;
 
 /** A .creds file's bytes, or one clear error naming it. */
 async function readCreds(file: string): Promise<Uint8Array> {

@@ -51,30 +51,10 @@ export interface StoredAuthority extends Authority {
 
 const purpose = (field: string) => `nats.${field}`;
 
-function seal(authority: StoredAuthority, ring: KeyRing): AuthorityFile {
-  const s = (value: string, field: string) => ring.seal(value, purpose(field));
-  return {
-    version: 1,
-    operator: { ...authority.operator, seed: s(authority.operator.seed, 'operator'), signingSeed: s(authority.operator.signingSeed, 'operatorSigning') },
-    system: {
-      ...authority.system,
-      seed: s(authority.system.seed, 'system'),
-      signingSeed: s(authority.system.signingSeed, 'systemSigning'),
-      user: { jwt: authority.system.user.jwt, seed: s(authority.system.user.seed, 'systemUser') },
-    },
-    account: { ...authority.account, seed: s(authority.account.seed, 'account'), signingSeed: s(authority.account.signingSeed, 'accountSigning') },
-  };
-}
-
-function open(file: AuthorityFile, ring: KeyRing): StoredAuthority {
-  const o = (value: string, field: string) => ring.open(value, purpose(field));
-  return {
-    operator: { ...file.operator, seed: o(file.operator.seed, 'operator'), signingSeed: o(file.operator.signingSeed, 'operatorSigning') },
-    system: { ...file.system, seed: o(file.system.seed, 'system'), signingSeed: o(file.system.signingSeed, 'systemSigning'), user: { jwt: file.system.user.jwt, seed: o(file.system.user.seed, 'systemUser') } },
-    account: { ...file.account, seed: o(file.account.seed, 'account'), signingSeed: o(file.account.signingSeed, 'accountSigning') },
-  };
-}
-
+/**
+ * The workers' part of the seeds (the signing keys and the system user) is sealed and opened alike
+ * in both files; the authority file adds the identity seeds around it.
+ */
 function sealIssuer(issuer: Issuer, ring: KeyRing): IssuerFile {
   const s = (value: string, field: string) => ring.seal(value, purpose(field));
   return {
@@ -86,12 +66,35 @@ function sealIssuer(issuer: Issuer, ring: KeyRing): IssuerFile {
   };
 }
 
-function openIssuer(file: IssuerFile, ring: KeyRing): Issuer {
+/** The workers' part of either file, opened: no identity seed is opened, not even of an authority file. */
+function openIssuer(file: Omit<IssuerFile, 'version' | 'kind'>, ring: KeyRing): Issuer {
+  const o = (value: string, field: string) => ring.open(value, purpose(field));
+  const { operator, system, account } = file;
+  return {
+    operator: { publicKey: operator.publicKey, jwt: operator.jwt, signingSeed: o(operator.signingSeed, 'operatorSigning') },
+    system: { publicKey: system.publicKey, jwt: system.jwt, user: { jwt: system.user.jwt, seed: o(system.user.seed, 'systemUser') } },
+    account: { publicKey: account.publicKey, jwt: account.jwt, signingSeed: o(account.signingSeed, 'accountSigning'), signingKey: account.signingKey },
+  };
+}
+
+function seal(authority: StoredAuthority, ring: KeyRing): AuthorityFile {
+  const { kind: _kind, ...issuer } = sealIssuer(issuerOf(authority), ring);
+  const s = (value: string, field: string) => ring.seal(value, purpose(field));
+  return {
+    ...issuer,
+    operator: { ...issuer.operator, seed: s(authority.operator.seed, 'operator') },
+    system: { ...issuer.system, seed: s(authority.system.seed, 'system'), signingSeed: s(authority.system.signingSeed, 'systemSigning') },
+    account: { ...issuer.account, seed: s(authority.account.seed, 'account') },
+  };
+}
+
+function open(file: AuthorityFile, ring: KeyRing): StoredAuthority {
+  const issuer = openIssuer(file, ring);
   const o = (value: string, field: string) => ring.open(value, purpose(field));
   return {
-    operator: { ...file.operator, signingSeed: o(file.operator.signingSeed, 'operatorSigning') },
-    system: { ...file.system, user: { jwt: file.system.user.jwt, seed: o(file.system.user.seed, 'systemUser') } },
-    account: { ...file.account, signingSeed: o(file.account.signingSeed, 'accountSigning') },
+    operator: { ...issuer.operator, seed: o(file.operator.seed, 'operator') },
+    system: { ...issuer.system, seed: o(file.system.seed, 'system'), signingSeed: o(file.system.signingSeed, 'systemSigning') },
+    account: { ...issuer.account, seed: o(file.account.seed, 'account') },
   };
 }
 
@@ -110,7 +113,7 @@ export async function readAuthority(file: string, ring: KeyRing): Promise<Stored
 export async function readIssuer(file: string, ring: KeyRing): Promise<{ issuer: Issuer; identityKeys: boolean }> {
   const stored = await readNatsKeysFile(file);
   if (!stored) throw new Error(`${file} does not exist (npm run nats-auth makes it)`);
-  return 'kind' in stored ? { issuer: openIssuer(stored, ring), identityKeys: false } : { issuer: open(stored, ring), identityKeys: true };
+  return { issuer: openIssuer(stored, ring), identityKeys: !('kind' in stored) };
 }
 
 async function readNatsKeysFile(file: string): Promise<AuthorityFile | IssuerFile | undefined> {
