@@ -24,6 +24,20 @@ export default tseslint.config(
     },
   })),
   {
+    // The portal is a client of the HTTP API (portal/README.md): from outside its folder it takes
+    // only the table of currency subunits the API counts amounts in, and the contract's permission
+    // names as a type (a value import would bundle zod).
+    files: ['portal/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [
+          { regex: '^(\\.\\./)+(?!subjects/formats/(money|permissions)\\.js$)(service|src|actors|subjects|scripts|bench|test)/', message: 'the portal speaks HTTP: it imports nothing from the rest of the repository but subjects/formats/money.js (and permissions.js as a type)' },
+          { regex: '^(\\.\\./)+subjects/formats/permissions\\.js$', allowTypeImports: true, message: 'the portal takes the permission names as a type only: a value import would bundle zod' },
+        ],
+      }],
+    },
+  },
+  {
     // Plain JavaScript run by node itself (scripts/build.mjs makes the compiled tree).
     files: ['**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', SharedArrayBuffer: 'readonly', Atomics: 'readonly' } },

@@ -1,18 +1,20 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ensureStream } from '../src/infra/jetstream.js';
+import { createResolver, systemResolve, type DestinationPolicy } from '../src/infra/destinations.js';
+import { createOutgoingHttp } from '../src/infra/outgoing-http.js';
 import type { Logger } from '../src/logger.js';
 import type { Migration } from '../src/infra/migrate.js';
 import type { Sql } from '../src/infra/postgres.js';
 import type { Publisher } from '../src/messaging/publisher.js';
 import { serveEndpoints } from '../src/messaging/worker.js';
-import { jobConsumerStates } from '../src/messaging/jobs.js';
+import { jobConsumerStates, jobStreamSpec } from '../src/messaging/jobs.js';
 import { registerWorkerGauges, type Metrics } from '../src/infra/metrics.js';
 import type { Config } from '../src/config.js';
 import { EventStream } from '../subjects/events.js';
-import { JobStream } from '../subjects/jobs.js';
 import { createCatalogActor } from './catalog/handler.js';
 import { createCheckoutActor } from './checkout/handler.js';
 import { createCheckoutProcessActor } from './checkout-process/handler.js';
+import { createClientsActor } from './clients/handler.js';
 import { createClosingSchedulesActor } from './closing-schedules/handler.js';
 import { createBatchTrigger } from './closing-schedules/batch-trigger.js';
 import { createScheduleTrigger } from './closing-schedules/trigger.js';
@@ -35,7 +37,8 @@ import { createFiscalActor } from './fiscal/registers.js';
 import { createIdempotencyActor } from './idempotency/handler.js';
 import { createIntegrationsActor } from './integrations/handler.js';
 import { createWebhooksActor } from './webhooks/handler.js';
-import type { NatsIssuer } from './integrations/nats-access.js';
+import { createWebhookLogSweep } from './webhooks/log-sweep.js';
+import { watchEvents, type NatsIssuer } from './integrations/nats-access.js';
 import type { KeyRing } from '../src/secrets/key-ring.js';
 import { createSystemActor } from './system/handler.js';
 
@@ -70,7 +73,14 @@ export interface WorkerDeps {
   webhooks: Config['webhooks'];
   /** What issues and revokes the integrations' NATS credentials (NATS_ISSUER opened); unset: a NATS without credentials. */
   natsIssuer?: NatsIssuer;
+  /** What a project's integrations may take (config.ts). */
+  integrations: Config['integrations'];
+  /** How long work waits for a writable Postgres before it is answered 503 (config.ts `database.waitMs`). */
+  databaseWaitMs?: number;
 }
+
+/** What is read of a TSE's or the fulfillment service's answer at most (their JSON answers are a few KB). */
+const AnswerBytes = 1024 * 1024;
 
 export interface Workers {
   /** Stops taking messages, waits for the running handlers, then publishes what they wrote. */
@@ -82,12 +92,20 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const { sql, checkoutSql, nc, publisher, log, migrations, checkout, metrics } = deps;
   // Events are kept for integrators; a publish repeated within two minutes is dropped.
   const { replicas } = deps.jetstream;
-  await ensureStream(nc, { ...EventStream, maxAgeMs: deps.events.maxAgeMs, duplicateWindowMs: 120_000, replicas }, log);
+  const events = { ...EventStream, maxAgeMs: deps.events.maxAgeMs, duplicateWindowMs: 120_000, replicas };
+  await ensureStream(nc, events, log);
+  // EVENTS and the integrations' consumers on it are made again when they disappear (JOBS and its consumers: src/messaging/jobs.ts).
+  const eventsWatch = watchEvents({ sql, nc, log, spec: events });
   // Jobs stay until a worker acked them; two weeks outlasts every retry schedule.
-  await ensureStream(nc, { ...JobStream, retention: 'workqueue', maxAgeMs: 14 * 86_400_000, duplicateWindowMs: 120_000, replicas }, log);
+  await ensureStream(nc, jobStreamSpec(replicas), log);
   const relay = startOutboxRelay({ sql, nc, log });
+  // Where outsiders' URLs may lead (webhooks), their names resolved by DNS queries with a deadline of their own.
+  const destinations: DestinationPolicy = {
+    allowPrivate: deps.webhooks.allowPrivateNetworks,
+    resolve: createResolver({ timeoutMs: deps.webhooks.dnsTimeoutMs, servers: deps.webhooks.dnsServers }),
+  };
   const webhooks = createWebhooksActor({
-    sql, nc, log, secrets: deps.secrets, webhooks: deps.webhooks, metrics, eventsWritten: () => relay.nudge(), userAgent: `checkout-platform-webhooks/${deps.closings.softwareVersion}`,
+    sql, nc, log, secrets: deps.secrets, destinations, webhooks: deps.webhooks, metrics, eventsWritten: () => relay.nudge(), userAgent: `checkout-platform-webhooks/${deps.closings.softwareVersion}`,
   });
   if (metrics) {
     registerWorkerGauges(metrics, {
@@ -100,15 +118,19 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   });
   const closingWork = await closingSequence.startConsumer();
   const receipts = createReceiptsActor({ sql, nc, log, ...deps.receipts, metrics });
-  const tse = createProviderSource({ sql, log, secrets: deps.secrets, timeoutMs: deps.fiscal.timeoutMs, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
+  // A project's fiskaly address is a setting (an outsider's URL): it may be private (a sandbox), never link-local.
+  const fiskalyHttp = createOutgoingHttp({ policy: { allowPrivate: true, resolve: destinations.resolve }, connectionsPerOrigin: 64, maxBodyBytes: AnswerBytes });
+  const tse = createProviderSource({ sql, log, secrets: deps.secrets, timeoutMs: deps.fiscal.timeoutMs, http: fiskalyHttp, fiskaly: deps.fiscal.fiskaly, wrap: deps.fiscal.wrap });
   const receiptJobs = await receipts.startConsumer();
   const checkoutProcesses = createCheckoutProcessActor({ sql, ...checkout, eventsWritten: () => relay.nudge(), defaultFiscalProvider: deps.fiscal.defaultProvider, receiptsAhead: deps.receipts.ahead });
   const idempotencyKeys = createIdempotencyActor({ sql, log, secrets: deps.secrets });
   const integrations = createIntegrationsActor({
-    sql, nc, log, natsIssuer: deps.natsIssuer, secrets: deps.secrets, destinations: { allowPrivate: deps.webhooks.allowPrivateNetworks }, eventsWritten: () => relay.nudge(), metrics,
+    sql, nc, log, natsIssuer: deps.natsIssuer, secrets: deps.secrets, destinations, eventsWritten: () => relay.nudge(), limits: deps.integrations, metrics,
   });
-  const endpoints = serveEndpoints({ nc, publisher, log, metrics }, [
-    ...createSystemActor({ sql, migrations }),
+  // This version's accounts (exports, imports, revocations) reach the servers by the account update jobs.
+  if (await integrations.ensurePlatformAccounts()) relay.nudge();
+  const endpoints = serveEndpoints({ nc, publisher, log, metrics, databaseWaitMs: deps.databaseWaitMs }, [
+    ...createSystemActor({ sql, nc, migrations }),
     ...createSettingsActor({ sql, secrets: deps.secrets }),
     ...createShopsActor({ sql }),
     ...createCatalogActor({ sql }),
@@ -127,14 +149,19 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     ...idempotencyKeys.routes,
     ...integrations.routes,
     ...webhooks.routes,
+    ...createClientsActor({ sql, signInSql: checkoutSql, log, secrets: deps.secrets }),
   ]);
   const webhookDeliveries = await webhooks.startDeliveries();
-  const revocationJobs = deps.natsIssuer ? await integrations.startRevocationJobs() : undefined;
+  const webhookLog = createWebhookLogSweep({ sql, nc, log, metrics, days: deps.webhooks.logDays, claimed: () => relay.nudge() });
+  await webhookLog.start();
+  const accountUpdates = deps.natsIssuer ? await integrations.startAccountUpdates() : undefined;
   // The fulfillment caller records the service's answers through this process's process actor.
   const { url, token, timeoutMs, publicBaseUrl, retryScheduleMs, maxAttempts, callers } = deps.fulfillment;
+  // FULFILLMENT_URL is the operator's: any address, its name resolved as the system resolves (an in-cluster name).
+  const fulfillmentHttp = createOutgoingHttp({ policy: { allowPrivate: true, resolve: systemResolve }, connectionsPerOrigin: Math.max(1, callers), maxBodyBytes: AnswerBytes });
   const fulfillmentCaller =
     callers > 0
-      ? await startFulfillmentCaller({ nc, log, processes: checkoutProcesses.fulfillmentCalls, service: { url, token, timeoutMs, publicBaseUrl }, retryScheduleMs, maxAttempts, concurrency: callers, metrics })
+      ? await startFulfillmentCaller({ nc, sql, eventsWritten: () => relay.nudge(), log, processes: checkoutProcesses.fulfillmentCalls, service: { url, token, timeoutMs, publicBaseUrl, http: fulfillmentHttp }, retryScheduleMs, maxAttempts, concurrency: callers, metrics })
       : undefined;
   const { retryScheduleMs: fiscalRetries, maxAttempts: fiscalAttempts, signers } = deps.fiscal;
   const fiscalJobs =
@@ -150,13 +177,16 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   }
   return {
     async stop() {
+      eventsWatch.stop();
       await scheduleTrigger.stop();
       await batchTrigger.stop();
       await fulfillmentCaller?.stop();
       await fiscalJobs?.stop();
-      await revocationJobs?.stop();
+      await accountUpdates?.stop();
       await webhookDeliveries?.stop();
-      webhooks.close();
+      await webhookLog.stop();
+      await webhooks.close();
+      await Promise.all([fulfillmentHttp.close(), fiskalyHttp.close()]);
       await endpoints.stop();
       await idempotencyKeys.stop();
       await closingWork.stop();

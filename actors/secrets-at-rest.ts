@@ -1,16 +1,18 @@
 import type { Sql } from '../src/infra/postgres.js';
 import type { Logger } from '../src/logger.js';
 import { isSealed, sealedKeyId, UnreadableSecretError, unknownKeyMessage, type KeyRing, type StoredSecret } from '../src/secrets/key-ring.js';
+import { storedClientSecrets } from './clients/secrets.js';
 import { storedFiscalSecrets } from './settings/secrets.js';
 import { storedWebhookSecrets } from './webhooks/secrets.js';
 
 /**
  * The secrets the workers keep sealed in Postgres (src/secrets/key-ring.ts), wherever they live:
- * the TSE's secrets in the project settings, the webhooks' signing secrets.
+ * the TSE's secrets in the project settings, the webhooks' signing secrets, the apps' TOTP keys.
  */
 const places = [
   { name: 'tse', stored: storedFiscalSecrets },
   { name: 'webhook', stored: storedWebhookSecrets },
+  { name: 'client', stored: storedClientSecrets },
 ] as const;
 
 /**

@@ -8,8 +8,10 @@ import { readdir, readFile } from 'node:fs/promises';
  * drifts with whatever else the machine runs.
  *
  * - service: the service's processes (one, or edge and workers);
- * - postgres: every process of the Postgres server (backends, WAL writer, checkpointer): the bench's
- *   database lives on a shared server, so what else it serves at the time counts too;
+ * - postgres: every process of the Postgres server the bench's database lives on (its postmaster and
+ *   the processes it started: backends, WAL writer, checkpointer): the server is shared, so what
+ *   else it serves at the time counts too; other Postgres servers on the machine do not (when the
+ *   postmaster is unknown, every Postgres process does);
  * - nats-server: the bench's own nats-server (found by its store folder);
  * - bench: this process, the load generator (autocannon or the flow driver), and the stand-ins of
  *   outside services it runs in processes of their own (stand-ins.ts).
@@ -53,11 +55,20 @@ async function pidsWhere(matches: (comm: string, cmdline: string) => boolean): P
   return pids;
 }
 
-export function cpuWatch(processes: { servicePids: readonly number[]; natsStoreDir: string; benchPids?: readonly number[] }): CpuWatch {
+/** The parent process of a process (PPid in /proc/<pid>/status); undefined once it is gone. */
+export async function parentPid(pid: number): Promise<number | undefined> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const match = /^PPid:\s+(\d+)/m.exec(status);
+  return match ? Number(match[1]) : undefined;
+}
+
+export function cpuWatch(processes: { servicePids: readonly number[]; natsStoreDir: string; benchPids?: readonly number[]; postmasterPid?: number }): CpuWatch {
+  const { postmasterPid } = processes;
+  const ofServer = async (pid: number) => postmasterPid === undefined || pid === postmasterPid || (await parentPid(pid)) === postmasterPid;
   return {
     async sample() {
       const [postgres, nats] = await Promise.all([
-        pidsWhere((comm) => comm === 'postgres'),
+        pidsWhere((comm) => comm === 'postgres').then(async (pids) => (await Promise.all(pids.map(async (pid) => ((await ofServer(pid)) ? [pid] : [])))).flat()),
         pidsWhere((comm, cmdline) => comm === 'nats-server' && cmdline.includes(processes.natsStoreDir)),
       ]);
       const sum = async (pids: readonly number[]) => (await Promise.all(pids.map(processCpuMs))).reduce((a, b) => a + b, 0);

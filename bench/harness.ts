@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,7 +15,7 @@ import { makeTlsFiles } from '../test/support/tls.js';
 import { freePort } from '../src/infra/processes.js';
 import { projectRoot } from '../src/infra/project-root.js';
 import { createLogger } from '../src/logger.js';
-import { addCpuSpent, cpuWatch, emptyCpuTimes, platformCpu, type CpuTimes, type CpuWatch } from './cpu.js';
+import { addCpuSpent, cpuWatch, emptyCpuTimes, parentPid, platformCpu, type CpuTimes, type CpuWatch } from './cpu.js';
 
 /**
  * What every scenario stands on: a fresh database on BENCH_DATABASE_URL's server, a nats-server of
@@ -32,11 +32,17 @@ export interface Bench {
   pids: number[];
   /** The bench's nats-server monitoring (/varz counts its messages). */
   natsMonitorUrl: string;
+  /** How a plain client reaches the bench's nats-server as the service does (its creds and CA), and as an operator (admin). */
+  nats: { url: string; creds?: string; adminCreds?: string; caFile?: string; storeDir: string };
+  /** The bench's Postgres server's postmaster, when known (its CPU and its children's is Postgres's). */
+  postmasterPid?: number;
   /** CPU time of the service, Postgres, the bench's nats-server and the bench itself (cpu.ts). */
   cpu: CpuWatch;
   token(request: Omit<TokenRequest, 'ttl'>): Promise<string>;
   /** A process of its own serving `body` on a bare Fastify route: the strict baseline. */
   bareServer(method: string, route: string, body: unknown): Promise<string>;
+  /** A process of its own serving fixed answers on several bare Fastify routes (bare-server.ts), and its pid. */
+  bareRoutes(routes: readonly BareRoute[]): Promise<{ url: string; pid: number }>;
   /** The same bare route inside this (the bench's) process, beside autocannon: the issues' baseline. */
   bareServerInProcess(method: string, route: string, body: unknown): Promise<string>;
   /**
@@ -44,6 +50,8 @@ export interface Bench {
    * made ahead while the service is not busy), so that it does not load the next phase.
    */
   backgroundDone(): Promise<void>;
+  /** Stops the service's processes and keeps the rest (its database and nats-server) for what is measured next. */
+  stopService(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -65,6 +73,19 @@ export interface BenchOptions {
    * `anonymous` (no credentials: NATS_ALLOW_ANONYMOUS, as before the message plane had a door).
    */
   natsSecurity?: NatsSecurity;
+  /**
+   * A second host for the service's DATABASE_URL (`host:port`), after the bench's Postgres, as a
+   * primary and its standby are named (`target_session_attrs=read-write`); unset: one host.
+   */
+  secondHost?: string;
+}
+
+/** A bare route's fixed answer: `bodies` are sent in turn (a PATCH answered `processing`, then `successful`). */
+export interface BareRoute {
+  method: string;
+  route: string;
+  status: number;
+  bodies: readonly string[];
 }
 
 export const NatsSecurities = ['anonymous', 'credentials', 'tls'] as const;
@@ -82,6 +103,10 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   const database = `cp_bench_${randomBytes(4).toString('hex')}`;
   const admin = postgres(AdminUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${database}`);
+  // The server's postmaster (the parent of this connection's backend): only its processes count as Postgres's CPU.
+  const [{ pid: backendPid } = { pid: 0 }] = await admin<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  const parent = await parentPid(backendPid);
+  const postmasterPid = parent !== undefined && (await readFile(`/proc/${parent}/comm`, 'utf8').catch(() => '')).trim() === 'postgres' ? parent : undefined;
   cleanups.push(async () => {
     await admin.unsafe(`drop database if exists ${database} with (force)`);
     await admin.end();
@@ -89,6 +114,7 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   const url = new URL(AdminUrl);
   url.pathname = `/${database}`;
   const databaseUrl = url.toString();
+  const serviceDatabaseUrl = options.secondHost ? `${databaseUrl.replace(`@${url.host}/`, `@${url.host},${options.secondHost}/`)}?target_session_attrs=read-write` : databaseUrl;
 
   const natsStoreDir = path.join(dir, 'nats');
   const natsMonitorPort = await freePort();
@@ -103,7 +129,7 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
 
   const port = await freePort();
   const serviceEnv = {
-    DATABASE_URL: databaseUrl,
+    DATABASE_URL: serviceDatabaseUrl,
     NATS_URL: nats.url,
     ...natsEnv,
     SECRETS_KEY: BenchSecretsKey,
@@ -127,6 +153,15 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   const close = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
   };
+  const bareRoutes = async (routes: readonly BareRoute[]) => {
+    const file = path.join(dir, `bare-${randomBytes(4).toString('hex')}.json`);
+    await writeFile(file, JSON.stringify(routes));
+    const barePort = await freePort();
+    const bare = spawnNode('dist/bench/bare-server.js', [String(barePort), file], {});
+    cleanups.push(() => stopProcess(bare));
+    await waitForLine(bare, 'ready');
+    return { url: `http://127.0.0.1:${barePort}`, pid: bare.pid ?? 0 };
+  };
   /** When backgroundDone last found the work the flows left done. */
   let settledAt = new Date(0);
   return {
@@ -134,16 +169,14 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
     databaseUrl,
     pids: processes.map((p) => p.pid ?? 0),
     natsMonitorUrl: `http://127.0.0.1:${natsMonitorPort}`,
-    cpu: cpuWatch({ servicePids: processes.map((p) => p.pid ?? 0), natsStoreDir, benchPids: options.benchPids }),
+    nats: { url: nats.url, creds: trust?.folder.creds.service, adminCreds: trust?.folder.creds.admin, caFile: tls?.caFile, storeDir: natsStoreDir },
+    postmasterPid,
+    cpu: cpuWatch({ servicePids: processes.map((p) => p.pid ?? 0), natsStoreDir, benchPids: options.benchPids, postmasterPid }),
     token: (request) => signToken({ ...request, ttl: '2h' }, { secret: Secret, issuer: 'checkout-platform', audience: 'checkout-platform' }),
-    async bareServer(method, route, body) {
-      const file = path.join(dir, `bare-${randomBytes(4).toString('hex')}.json`);
-      await writeFile(file, JSON.stringify(body));
-      const barePort = await freePort();
-      const bare = spawnNode('dist/bench/bare-server.js', [String(barePort), method, route, file], {});
-      cleanups.push(() => stopProcess(bare));
-      await waitForLine(bare, 'ready');
-      return `http://127.0.0.1:${barePort}`;
+    bareServer: async (method, route, body) => (await bareRoutes([{ method, route, status: 200, bodies: [JSON.stringify(body)] }])).url,
+    bareRoutes,
+    stopService: async () => {
+      await Promise.all(processes.map(stopProcess));
     },
     async backgroundDone() {
       const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
@@ -183,12 +216,18 @@ export async function startBench(options: BenchOptions = {}): Promise<Bench> {
 /** The service's node flags (as `npm start` has them), plus BENCH_NODE_FLAGS (such as `--cpu-prof --cpu-prof-dir=/tmp/prof`) to look inside a run. */
 const ServiceFlags = ['--max-semi-space-size=32', ...(process.env.BENCH_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [])];
 
+const lastLines = new WeakMap<ChildProcess, string[]>();
+
 function spawnNode(entry: string, args: string[], env: Record<string, string>, node = process.execPath): ChildProcess {
   const child = spawn(node, [...ServiceFlags, path.join(projectRoot(), entry), ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   child.stdout?.setEncoding('utf8');
+  // The last lines it printed, for the error when it exits before it is healthy.
+  const tail: string[] = [];
+  child.stdout?.on('data', (chunk: string) => tail.push(...chunk.split('\n').filter(Boolean)) && tail.splice(0, Math.max(0, tail.length - 10)));
+  lastLines.set(child, tail);
   return child;
 }
 
@@ -202,7 +241,7 @@ async function waitForLine(child: ChildProcess, text: string): Promise<void> {
 async function waitUntilHealthy(base: string, children: ChildProcess[]): Promise<void> {
   for (let i = 0; i < 300; i++) {
     const exited = children.find((c) => c.exitCode !== null);
-    if (exited) throw new Error(`a service process exited (${exited.exitCode})`);
+    if (exited) throw new Error(`a service process exited (${exited.exitCode}); its last lines:\n${lastLines.get(exited)?.join('\n') ?? ''}`);
     const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);
     if (ok) return;
     await sleep(100);

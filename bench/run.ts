@@ -6,12 +6,15 @@ import { closingScenario } from './scenarios/closing.js';
 import { fiscalScenario } from './scenarios/fiscal.js';
 import { fullFlowScenario } from './scenarios/full-flow.js';
 import { portalScenario } from './scenarios/portal.js';
+import { floorScenario } from './scenarios/floor.js';
 import { fulfillmentScenario } from './scenarios/fulfillment.js';
 import { importScenario } from './scenarios/import.js';
+import { integrationPullScenario } from './scenarios/integration-pull.js';
 import { messagePlaneScenario } from './scenarios/message-plane.js';
 import { receiptScenario } from './scenarios/receipt.js';
 import { runtimesScenario } from './scenarios/runtimes.js';
 import { shopGet } from './scenarios/shop-get.js';
+import { tokensScenario } from './scenarios/tokens.js';
 import { webhooksScenario } from './scenarios/webhooks.js';
 
 /**
@@ -32,7 +35,10 @@ const scenarios: Record<string, () => Promise<string[]>> = {
   runtimes: runtimesScenario,
   'message-plane': messagePlaneScenario,
   webhooks: webhooksScenario,
+  'integration-pull': integrationPullScenario,
   cost: costScenario,
+  tokens: tokensScenario,
+  floor: floorScenario,
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

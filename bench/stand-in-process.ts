@@ -59,7 +59,7 @@ async function start(): Promise<Handle<StandInKind>> {
     const receiver = await startWebhookStandIn();
     stops.push(() => receiver.close());
     const handle: Handle<'webhook'> = {
-      info: { url: receiver.url },
+      info: { url: receiver.url, tlsUrl: receiver.tlsUrl, caFile: receiver.caFile },
       set: ({ reset }) => {
         if (reset) receiver.reset();
       },

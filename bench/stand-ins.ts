@@ -20,7 +20,8 @@ export interface StandIns {
     stats: { calls: number; applied: Array<[string, string]> };
   };
   webhook: {
-    info: { url: string };
+    /** `url` on http, `tlsUrl` on https with a certificate the CA in `caFile` signed. */
+    info: { url: string; tlsUrl: string; caFile: string };
     /** `reset`: forget what was received (a new phase). */
     settings: { reset?: boolean };
     /** Deliveries received, distinct webhook-ids, and the time from each event to its arrival (ms): p50, p99, max. */

@@ -6,9 +6,10 @@ import { projectRoot } from '../src/infra/project-root.js';
 
 /**
  * `node build-portal.js <folder>`, the retailer portal's build (a step of scripts/build.mjs, into the
- * build's `portal` folder): esbuild bundles portal/src into one
- * minified script, and every file the edge serves is written beside a gzip and a brotli copy, so
- * the edge answers compressed bytes without compressing per request. Nothing is fetched at run time.
+ * build's `portal` folder): esbuild bundles portal/src into one minified script, `app.js`, and a
+ * chunk for each module the portal imports only when it needs it (`import()`: the CSV parser),
+ * `chunk-<hash>.js`; every file the edge serves is written beside a gzip and a brotli copy, so the
+ * edge answers compressed bytes without compressing per request. Nothing is fetched from elsewhere.
  */
 const root = projectRoot();
 const source = path.join(root, 'portal');
@@ -17,8 +18,11 @@ const out = path.resolve(process.argv[2] ?? path.join(root, 'dist/portal'));
 await rm(out, { recursive: true, force: true });
 await mkdir(out, { recursive: true });
 const bundle = await build({
-  entryPoints: [path.join(source, 'src/main.ts')],
+  entryPoints: { app: path.join(source, 'src/main.ts') },
   bundle: true,
+  splitting: true,
+  outdir: out,
+  chunkNames: 'chunk-[hash]',
   minify: true,
   format: 'esm',
   target: ['chrome110', 'firefox110', 'safari16'],
@@ -27,7 +31,7 @@ const bundle = await build({
   logLevel: 'warning',
 });
 const files: Record<string, Uint8Array> = {
-  'app.js': bundle.outputFiles[0]!.contents,
+  ...Object.fromEntries(bundle.outputFiles.map((file) => [path.relative(out, file.path), file.contents])),
   'index.html': await readFile(path.join(source, 'index.html')),
   'styles.css': await readFile(path.join(source, 'styles.css')),
 };

@@ -23,15 +23,24 @@ interface ProcessRow {
   fulfillments: Array<{ id: string; state: string }>;
 }
 
-/** Waits (up to 2 min) until the outbox is empty and every paid process's goods are handed out. */
+/** Paid processes whose TSE finish is not recorded yet (the fiscal job still tries), counted. */
+function unsignedSales(sql: postgres.Sql, project: string) {
+  return sql`select count(*)::int from checkout_processes p
+    left join fiscal_transactions f on f.project = p.project and f.process_id = p.id
+    where p.project = ${project} and p.payment_state = 'successful' and f.finish_log is null`;
+}
+
+/** Waits (up to 2 min) until the outbox is empty, every paid process's goods are handed out and its sale signed, and every closing asked for is made. */
 export async function settle(sql: postgres.Sql, project: string): Promise<number> {
   const started = Date.now();
   for (;;) {
-    const [row] = await sql<{ outbox: number; waiting: number }[]>`
+    const [row] = await sql<{ outbox: number; waiting: number; unsigned: number; closing: number }[]>`
       select (select count(*)::int from outbox) as outbox,
              (select count(*)::int from checkout_processes p, jsonb_array_elements(p.fulfillments) f
-               where p.project = ${project} and p.payment_state = 'successful' and f->>'state' not in ('processed', 'failed')) as waiting`;
-    if (row!.outbox === 0 && row!.waiting === 0) return Date.now() - started;
+               where p.project = ${project} and p.payment_state = 'successful' and f->>'state' not in ('processed', 'failed')) as waiting,
+             (${unsignedSales(sql, project)}) as unsigned,
+             (select count(*)::int from closing_jobs where project = ${project} and state = 'pending') as closing`;
+    if (row!.outbox === 0 && row!.waiting === 0 && row!.unsigned === 0 && row!.closing === 0) return Date.now() - started;
     if (Date.now() - started > 120_000) return Date.now() - started;
     await sleep(250);
   }
@@ -44,6 +53,8 @@ export async function verify(deps: {
   flows: FlowRecord[];
   /** Idempotency keys the fulfillment service applied, with the state each asked for. */
   applied: Map<string, string>;
+  /** When EVENTS was purged (a fault): only orders finished after it must have their event there. */
+  eventsPurgedAt?: number;
 }): Promise<Verdict> {
   const { sql, project, flows } = deps;
   const verdict: Verdict = { lost: [], doubled: [], notes: [] };
@@ -72,6 +83,17 @@ export async function verify(deps: {
     }
   }
   for (const [fulfillment, n] of deliveries) if (n > 1) verdict.doubled.push(`fulfillment ${fulfillment}: ${n} deliveries`);
+
+  // Every paid sale is signed: its TSE transaction has a finish, and no TSE outage was recorded for it.
+  const signed = new Map(
+    (await sql<{ process_id: string; error: string | null }[]>`select process_id, finish_log->>'error' as error from fiscal_transactions where project = ${project} and finish_log is not null`).map((r) => [r.process_id, r.error]),
+  );
+  const paidFlows = flows.filter((f) => f.paid);
+  for (const flow of paidFlows) {
+    if (!signed.has(flow.id)) verdict.lost.push(`${flow.id}: paid, but its sale is not signed`);
+    else if (signed.get(flow.id)) verdict.lost.push(`${flow.id}: paid, signed with a TSE outage (${signed.get(flow.id)})`);
+  }
+  verdict.notes.push(`${paidFlows.filter((f) => signed.has(f.id) && !signed.get(f.id)).length} paid sales signed`);
   // A process no flow kept: a create whose answer was lost and that the client made again.
   const kept = new Set(flows.map((f) => f.id));
   const orphans = processes.filter((p) => !kept.has(p.id));
@@ -90,6 +112,13 @@ export async function verify(deps: {
     }
   }
   verdict.notes.push(`${closings.length} closings`);
+  // Every closing asked for is made, once: its job done with a closing that names it.
+  const jobs = await sql<{ id: string; state: string; closings: number }[]>`
+    select j.id, j.state, (select count(*)::int from closings c where c.project = j.project and c.job_id = j.id) as closings
+      from closing_jobs j where j.project = ${project}`;
+  for (const job of jobs) {
+    if (job.state !== 'done' || job.closings !== 1) verdict.lost.push(`closing job ${job.id}: ${job.state}, ${job.closings} closings`);
+  }
 
   // Every event the outbox held is in EVENTS once: no Nats-Msg-Id twice, no one-time event twice.
   const events = await readEvents(deps.nc);
@@ -103,9 +132,13 @@ export async function verify(deps: {
   // A process, its PoS view, its order and its fulfillments make each event once (a shop's closing events repeat by design).
   const oneTime = new RegExp(`^events\\.${project}\\.(checkout|pos|order|fulfillment)\\.`);
   for (const [subject, n] of subjects) if (n > 1 && oneTime.test(subject)) verdict.doubled.push(`${subject} published ${n} times`);
-  for (const flow of flows.filter((f) => f.paid)) {
+  // After a purge, the orders finished a second after it (their events published after it).
+  const since = deps.eventsPurgedAt === undefined ? undefined : new Date(deps.eventsPurgedAt + 1000);
+  const after = since ? new Set((await sql<{ id: string }[]>`select id from orders where project = ${project} and finalized_at > ${since}`).map((r) => r.id)) : undefined;
+  for (const flow of flows.filter((f) => f.paid && (!after || after.has(f.id)))) {
     if (!subjects.has(`events.${project}.order.${flow.id}.final`)) verdict.lost.push(`${flow.id}: no order.final event`);
   }
+  if (after) verdict.notes.push(`${after.size} orders after the EVENTS purge`);
   verdict.notes.push(`${events.length} events in EVENTS`);
   return verdict;
 }

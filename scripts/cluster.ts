@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
@@ -17,12 +17,14 @@ import { resolveCheckoutSecret, resolveJwtSecret, resolveKeyRing } from '../src/
 import { ensureNatsAuth, type NatsAuthFolder, type StoredAuthority } from '../src/infra/nats-auth/authority-file.js';
 import type { Role } from '../src/infra/nats-auth/permissions.js';
 import { natsServerConfig } from '../src/infra/nats-auth/server-config.js';
+import { MissingBinaries, postgresBinDir, startPostgresPair, userIds, type PostgresPair } from './postgres-pair.js';
 
 /**
  * `npm run cluster`: the platform as it runs at scale, on one machine. A three-node nats-server
  * cluster with JetStream (each node its own store, client, route and monitoring port), two edges
  * and three worker processes (the roles `edge` and `workers` of dist/service/main.js) with
- * JETSTREAM_REPLICAS=3, on an embedded Postgres or on DATABASE_URL. It prints where each part
+ * JETSTREAM_REPLICAS=3, on a Postgres primary with a synchronous standby (the machine's PostgreSQL
+ * binaries; an embedded Postgres alone without them) or on DATABASE_URL. It prints where each part
  * listens and stops all of it on Ctrl-C (SIGINT, SIGTERM, SIGHUP).
  *
  * As a module (scripts/chaos.ts, test/cluster.test.ts) it hands out every part, to be killed and
@@ -31,7 +33,10 @@ import { natsServerConfig } from '../src/infra/nats-auth/server-config.js';
 export interface ClusterOptions {
   /** Stores, configuration files, logs. Default: a new temp dir, removed by stop(). */
   dir?: string;
-  /** A Postgres whose database exists. Default: an embedded one under `dir`. */
+  /**
+   * A Postgres whose database exists. Default: a primary and a synchronous standby under `dir` from
+   * the machine's PostgreSQL binaries (scripts/postgres-pair.ts), else an embedded one.
+   */
   databaseUrl?: string;
   /** Default 2. */
   edges?: number;
@@ -80,8 +85,14 @@ export interface ServiceProcess extends Part {
 
 export interface ClusterPostgres {
   url: string;
-  /** The embedded Postgres this cluster started; undefined for DATABASE_URL (never restarted). */
-  embedded?: { clusterDir: string; restart(): Promise<void> };
+  /** The primary and its synchronous standby this cluster started (the workers' url names both). */
+  pair?: PostgresPair;
+  /** The embedded Postgres this cluster started when the machine has no PostgreSQL binaries for a pair. */
+  embedded?: { clusterDir: string };
+  /** Restarts the primary (pg_ctl restart -m fast); undefined for DATABASE_URL (never restarted). */
+  restart?: () => Promise<void>;
+  /** Lines an operator reads: each server, where it listens. */
+  describe(): string[];
 }
 
 export interface Cluster {
@@ -135,8 +146,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const natsUrl = nats.map((n) => n.url).join(',');
     say(`NATS cluster ${ClusterName}: ${nats.map((n) => `${n.name} ${n.url}`).join(', ')}`);
 
-    const postgres = options.databaseUrl ? { url: options.databaseUrl } : await startPostgres(dir, stops);
-    say(`Postgres: ${redact(postgres.url)}${postgres.embedded ? ` (embedded, ${postgres.embedded.clusterDir})` : ''}`);
+    const postgres: ClusterPostgres = options.databaseUrl
+      ? { url: options.databaseUrl, describe: () => [`${'postgres'.padEnd(10)} ${redact(options.databaseUrl!)}`] }
+      : await startPostgres(dir, stops, say);
+    say(`Postgres: ${redact(postgres.url)}${postgres.pair ? ' (a primary and a synchronous standby)' : postgres.embedded ? ` (embedded, ${postgres.embedded.clusterDir})` : ''}`);
 
     const jwtSecret = (await resolveJwtSecret(secretsConfig)).secret ?? '';
     const checkoutSecret = (await resolveCheckoutSecret(secretsConfig)).secret;
@@ -183,7 +196,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       postgres,
       describe: () => [
         ...nats.map((n) => `${n.name.padEnd(10)} nats ${n.url}  routes :${n.clusterPort}  monitoring http://127.0.0.1:${n.monitorPort}  store ${n.storeDir}`),
-        `${'postgres'.padEnd(10)} ${redact(postgres.url)}`,
+        ...postgres.describe(),
         ...workers.map((w) => `${w.name.padEnd(10)} ROLE=workers  pid ${w.pid() ?? '-'}  log ${w.logFile}`),
         ...edges.map((e) => `${e.name.padEnd(10)} ROLE=edge ${e.url}  pid ${e.pid() ?? '-'}  log ${e.logFile}`),
       ],
@@ -267,7 +280,17 @@ async function startNode(dir: string, name: string, ports: { port: number; clust
   return node;
 }
 
-async function startPostgres(dir: string, stops: Array<() => Promise<unknown>>): Promise<ClusterPostgres> {
+/**
+ * A primary and a synchronous standby when the machine has PostgreSQL's binaries (as production runs
+ * it, docs/operations.md), else the embedded Postgres alone, saying so.
+ */
+async function startPostgres(dir: string, stops: Array<() => Promise<unknown>>, say: (line: string) => void): Promise<ClusterPostgres> {
+  if (await postgresBinDir()) {
+    const pair = await startPostgresPair({ dir: path.join(dir, 'postgres') });
+    stops.push(() => pair.stop());
+    return { url: pair.url, pair, restart: () => pair.primary().restart(), describe: () => pair.describe() };
+  }
+  say(`no standby: ${MissingBinaries}; an embedded Postgres alone`);
   const root = path.join(dir, 'postgres');
   const log = createLogger({ level: 'warn' });
   const embedded = await startEmbeddedPostgres({ dataDir: root, log });
@@ -292,20 +315,14 @@ async function startPostgres(dir: string, stops: Array<() => Promise<unknown>>):
   });
   return {
     url: embedded.url,
-    embedded: {
-      clusterDir,
-      async restart() {
-        restarted = true;
-        // The log of the restarted server goes beside its data (the postgres user may write there).
-        await pgCtlRun(['restart', '-m', 'fast', '-l', path.join(clusterDir, 'restarted.log')]);
-      },
+    embedded: { clusterDir },
+    async restart() {
+      restarted = true;
+      // The log of the restarted server goes beside its data (the postgres user may write there).
+      await pgCtlRun(['restart', '-m', 'fast', '-l', path.join(clusterDir, 'restarted.log')]);
     },
+    describe: () => [`${'postgres'.padEnd(10)} ${redact(embedded.url)}  embedded, data ${clusterDir}`],
   };
-}
-
-function userIds(user: string): { uid?: number; gid?: number } {
-  const id = (flag: string) => Number(spawnSync('id', [flag, user], { encoding: 'utf8' }).stdout.trim());
-  return { uid: id('-u'), gid: id('-g') };
 }
 
 /** The service processes running now: if this process dies without stopping them, they must not outlive it. */

@@ -5,9 +5,9 @@
  *
  *   NATS_URL=nats://127.0.0.1:4222 node dist/scripts/follow-events.js --creds integration.creds
  *
- * The credential may read one consumer and receive on one inbox prefix; both are read from its
- * permissions (--consumer and --inbox-prefix name them instead). Stop it with Ctrl-C (or SIGTERM);
- * started again, it goes on after the last event it acknowledged.
+ * The credential may read one consumer, which is read from its permissions (--consumer names it
+ * instead). Stop it with Ctrl-C (or SIGTERM); started again, it goes on after the last event it
+ * acknowledged.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -15,11 +15,11 @@ import { parseArgs } from 'node:util';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, credsAuthenticator } from '@nats-io/transport-node';
 
-const { creds, consumer, inboxPrefix } = options(); // --creds, and the `nats` part of the integration
+const { creds, consumer } = options(); // --creds, and the integration's `nats.consumer`
 const nc = await connect({
   servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
-  authenticator: credsAuthenticator(readFileSync(creds)),
-  inboxPrefix, // the credential receives on its own inbox prefix only
+  // Read at every connect: a rotated credential written over the file is taken when the client reconnects.
+  authenticator: credsAuthenticator(() => readFileSync(creds)),
 });
 // The integration's durable consumer: the platform made it with the integration's filter, and the
 // server keeps its place across restarts of this follower and of NATS.
@@ -37,30 +37,28 @@ for await (const m of messages) {
 await nc.drain();
 // --- end of the example
 
-function options(): { creds: string; consumer: string; inboxPrefix: string } {
-  const { values } = parseArgs({ options: { creds: { type: 'string' }, consumer: { type: 'string' }, 'inbox-prefix': { type: 'string' } } });
+function options(): { creds: string; consumer: string } {
+  const { values } = parseArgs({ options: { creds: { type: 'string' }, consumer: { type: 'string' } } });
   if (!values.creds) {
-    process.stderr.write('usage: NATS_URL=nats://host:port node dist/scripts/follow-events.js --creds <integration.creds> [--consumer <name>] [--inbox-prefix <prefix>]\n');
+    process.stderr.write('usage: NATS_URL=nats://host:port node dist/scripts/follow-events.js --creds <integration.creds> [--consumer <name>]\n');
     process.exit(2);
   }
-  const granted = grantOf(readFileSync(values.creds, 'utf8'));
-  const consumer = values.consumer ?? granted.consumer;
-  const inboxPrefix = values['inbox-prefix'] ?? granted.inboxPrefix;
-  if (!consumer || !inboxPrefix) {
-    process.stderr.write('follow-events: the credential names no consumer or inbox prefix: give --consumer and --inbox-prefix (the integration\'s `nats` part)\n');
+  const consumer = values.consumer ?? grantedConsumer(readFileSync(values.creds, 'utf8'));
+  if (!consumer) {
+    process.stderr.write('follow-events: the credential names no consumer: give --consumer (the integration\'s `nats.consumer`)\n');
     process.exit(2);
   }
-  return { creds: values.creds, consumer, inboxPrefix };
+  return { creds: values.creds, consumer };
 }
 
-/** The consumer and inbox prefix an integration's credential is granted (its user JWT's permissions). */
-function grantOf(creds: string): { consumer?: string; inboxPrefix?: string } {
+/** The consumer an integration's credential is granted (its user JWT's permissions). */
+function grantedConsumer(creds: string): string | undefined {
   const jwt = /-----BEGIN NATS USER JWT-----\s*(\S+)/.exec(creds)?.[1] ?? '';
   try {
-    const { nats } = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { nats?: { pub?: { allow?: string[] }; sub?: { allow?: string[] } } };
+    const { nats } = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { nats?: { pub?: { allow?: string[] } } };
     const next = nats?.pub?.allow?.find((s) => s.startsWith('$JS.API.CONSUMER.MSG.NEXT.EVENTS.'));
-    return { consumer: next?.slice('$JS.API.CONSUMER.MSG.NEXT.EVENTS.'.length), inboxPrefix: nats?.sub?.allow?.[0]?.replace(/\.>$/, '') };
+    return next?.slice('$JS.API.CONSUMER.MSG.NEXT.EVENTS.'.length);
   } catch {
-    return {};
+    return undefined;
   }
 }

@@ -6,7 +6,7 @@ import { revokeRoleKeys } from '../actors/integrations/nats-access.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { systemCreds } from '../src/infra/nats-auth/authority.js';
 import { ensureNatsAuth, renewRoleCreds, writeRenewedCreds, type NatsAuthFolder } from '../src/infra/nats-auth/authority-file.js';
-import { Roles, type Role } from '../src/infra/nats-auth/permissions.js';
+import { roleAccount, Roles, type Role } from '../src/infra/nats-auth/permissions.js';
 import { pushAccountJwt } from '../src/infra/nats-auth/push.js';
 import { loadMigrations, migrate } from '../src/infra/migrate.js';
 import { connectPostgres } from '../src/infra/postgres.js';
@@ -86,16 +86,17 @@ async function renew(config: Config, folder: NatsAuthFolder, names: string[]): P
   }
   const renewed = await Promise.all([...new Set(names as Role[])].map((role) => renewRoleCreds(folder, role)));
   const sql = connectPostgres({ url: config.database.url, poolMax: 1, applicationName: 'checkout-platform-nats-auth' });
-  let jwt: string;
+  let jwts: string[];
+  const accountOf = (role: Role) => (roleAccount(role) === 'edge' ? folder.authority.edgeAccount.publicKey : folder.authority.account.publicKey);
   try {
     await migrate(sql, await loadMigrations(), createLogger({ level: 'warn', format: config.logFormat, name: 'nats-auth' }));
-    jwt = await revokeRoleKeys(sql, folder.authority, renewed.flatMap((r) => (r.replacedKey ? [{ role: r.role, userKey: r.replacedKey }] : [])));
+    jwts = await revokeRoleKeys(sql, folder.authority, renewed.flatMap((r) => (r.replacedKey ? [{ role: r.role, userKey: r.replacedKey, account: accountOf(r.role) }] : [])));
   } finally {
     await sql.end();
   }
   for (const role of renewed) await writeRenewedCreds(role);
   try {
-    await pushAccountJwt({ servers: config.nats.url, systemCreds: systemCreds(folder.authority), ...(config.nats.tls ? { tls: config.nats.tls } : {}) }, jwt);
+    for (const jwt of jwts) await pushAccountJwt({ servers: config.nats.url, systemCreds: systemCreds(folder.authority), ...(config.nats.tls ? { tls: config.nats.tls } : {}) }, jwt);
   } catch (err) {
     throw new Error(`the new credentials are written and the old keys recorded as revoked, but the NATS servers did not take the revocation (${(err as Error).message}): run the same command again once they answer`, { cause: err });
   }

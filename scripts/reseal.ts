@@ -12,7 +12,7 @@ import { UnreadableSecretError } from '../src/secrets/key-ring.js';
 
 /**
  * npm run reseal: seals every stored secret anew under SECRETS_KEY, opening what the key before
- * sealed with SECRETS_KEY_PREVIOUS: the TSE secrets and webhook secrets in Postgres (DATABASE_URL,
+ * sealed with SECRETS_KEY_PREVIOUS: the TSE secrets, webhook secrets and apps' TOTP keys in Postgres (DATABASE_URL,
  * else the embedded one under DATA_DIR, which must not be running), and the NATS authority file
  * and issuer file (NATS_ISSUER, else DATA_DIR/nats-auth/authority.json, and the other of the two
  * beside it). Rotating the key:

@@ -25,27 +25,14 @@ async function main(): Promise<void> {
   }
   const log = createLogger({ level: config.logLevel, format: config.logFormat });
 
-  let service;
-  try {
-    // A child server that cannot be restarted, or a NATS that refuses this process for good, ends
-    // the process: whatever runs it (systemd, Kubernetes, an operator) takes over from here. Its
-    // exit hooks stop the other children.
-    service = await startService(config, log, { onChildLost: (err) => fail(err.message), onNatsLost: fail });
-  } catch (err) {
-    if (err instanceof NatsSetupError || err instanceof EmbeddedPostgresError || err instanceof ConfigError || err instanceof UnreadableSecretError) return fail(err.message);
-    log.fatal({ err }, 'start failed');
-    process.exit(1);
-  }
-
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) {
-      log.warn({ signal }, 'second signal: exiting without waiting');
-      process.exit(1);
-    }
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    service.stop().then(
+  // The signals are taken before the start: a process that already serves requests while it still
+  // starts (its endpoints answer before its job pools are up) is stopped as gracefully as a started
+  // one. Without this, a SIGTERM in those seconds killed it with the requests it held (seen on a
+  // loaded machine: the request a worker held was never answered).
+  let service: Awaited<ReturnType<typeof startService>> | undefined;
+  let stopping: string | undefined;
+  const stop = (signal: string) => {
+    service!.stop().then(
       () => {
         log.info({ signal }, 'stopped');
         process.exit(0);
@@ -56,11 +43,35 @@ async function main(): Promise<void> {
       },
     );
   };
+  const shutdown = (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
+    stopping = signal;
+    log.info({ signal }, service ? 'shutting down' : 'shutting down once started');
+    if (service) stop(signal);
+  };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
   // A closed terminal: node's default would exit at once and leave the embedded Postgres and the
   // spawned nats-server running.
   process.on('SIGHUP', shutdown);
+
+  try {
+    // A child server that cannot be restarted, or a NATS that refuses this process for good, ends
+    // the process: whatever runs it (systemd, Kubernetes, an operator) takes over from here. Its
+    // exit hooks stop the other children.
+    service = await startService(config, log, { onChildLost: (err) => fail(err.message), onNatsLost: fail });
+  } catch (err) {
+    if (err instanceof NatsSetupError || err instanceof EmbeddedPostgresError || err instanceof ConfigError || err instanceof UnreadableSecretError) return fail(err.message);
+    log.fatal({ err }, 'start failed');
+    process.exit(1);
+  }
+  if (stopping) {
+    log.info({ signal: stopping }, 'shutting down');
+    stop(stopping);
+  }
 }
 
 function fail(message: string): void {

@@ -5,10 +5,10 @@ import { startWorkers, type WorkerDeps } from '../actors/index.js';
 import { prepareSecretsAtRest } from '../actors/secrets-at-rest.js';
 import type { KeyRing } from '../src/secrets/key-ring.js';
 import { system } from '../subjects/system.js';
-import { createTokenVerifier } from '../src/auth/tokens.js';
+import { createTokenSigner, createTokenVerifier } from '../src/auth/tokens.js';
 import type { Config } from '../src/config.js';
 import { buildEdge, type EdgeApp } from '../src/edge/server.js';
-import { createFailureCounts, type FailureCounts } from '../src/edge/failure-counts.js';
+import { createFailureCounts, ensureFailureCountsBucket, type FailureCounts } from '../src/edge/failure-counts.js';
 import { createDrainState, drainEdge, type DrainState } from '../src/edge/shutdown.js';
 import type { HealthReport } from '../src/edge/routes/health.js';
 import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.js';
@@ -145,12 +145,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
       const client = createServiceClient({ nc, publisher, timeoutMs: config.requestTimeoutMs, metrics });
       stops.push(async () => client.close());
       // Shared over NATS when the NATS is (NATS_URL: other edges may use it); in memory when this process spawned its own.
-      const failureCounts = await createFailureCounts({
-        windowMs: config.throttle.authFailures.windowMs,
-        nc: config.nats.url ? nc : undefined,
-        replicas: config.jetstream.replicas,
-        log,
-      });
+      const failureCounts = await createFailureCounts({ windowMs: config.throttle.authFailures.windowMs, nc: config.nats.url ? nc : undefined, log });
       stops.push(() => failureCounts.stop());
       const drain = createDrainState();
       edge = await startEdgeSide(config, log, nc, client, children, failureCounts, { drain, metrics });
@@ -187,17 +182,19 @@ async function startWorkerSide(
   options: StartOptions,
   metrics: Metrics,
 ): Promise<void> {
-  const sql = connectPostgres({ url: databaseUrl, poolMax: config.database.poolMax });
+  const sql = connectPostgres({ url: databaseUrl, poolMax: config.database.poolMax, waitMs: config.database.waitMs });
   databaseStops.push(() => sql.end({ timeout: 5 }));
-  // Checkouts get a pool of their own: long import transactions never take the connections a
-  // checkout waits for, and its sessions keep one generic plan per statement instead of planning
-  // the cart's catalog statement anew on every call (it took as long to plan as to run). It is
+  // Checkouts (and the clients' sign-ins, as short and as hot) get a pool of their own: long
+  // import transactions never take the connections a checkout waits for, and its sessions keep one
+  // generic plan per statement instead of planning the cart's catalog statement anew on every call
+  // (it took as long to plan as to run). It is
   // small by default: queries pipelined on two connections cost Postgres and this process less
   // than the same queries spread over ten (measured: 1571 against 1281 checkouts/s on 2 cores).
   const checkoutSql = connectPostgres({
     url: databaseUrl,
     poolMax: config.database.checkoutPoolMax,
     applicationName: 'checkout-platform-checkout',
+    waitMs: config.database.waitMs,
     settings: { plan_cache_mode: 'force_generic_plan' },
   });
   databaseStops.push(() => checkoutSql.end({ timeout: 5 }));
@@ -207,13 +204,17 @@ async function startWorkerSide(
   const checkoutSecret = await resolveCheckoutSecret(config);
   logGenerated(log, 'CHECKOUT_SIGNING_SECRET', checkoutSecret, 'every worker process must share it');
   const checkout = { signingKey: new TextEncoder().encode(checkoutSecret.secret), infoTtlMs: config.checkout.infoTtlSeconds * 1000 };
+  // The edges' failed sign-in bucket: an edge may read and write its keys, but not make it.
+  await ensureFailureCountsBucket(bus.nc, { windowMs: config.throttle.authFailures.windowMs, replicas: config.jetstream.replicas, log });
   const workers = await startWorkers({
     sql, checkoutSql, ...bus, log, migrations, checkout, checkoutCacheMaxEntries: config.checkout.cacheMaxEntries, orders: config.orders, events: config.events, jetstream: config.jetstream, receipts: config.receipts,
     closings: { ...config.closings, softwareVersion: packageVersion() },
     fulfillment: { ...config.fulfillment, publicBaseUrl: config.publicBaseUrl },
     fiscal: { ...config.fiscal, ...options.fiscal },
     webhooks: config.webhooks,
+    integrations: config.integrations,
     metrics,
+    databaseWaitMs: config.database.waitMs,
   });
   stops.push(() => workers.stop());
 }
@@ -235,8 +236,11 @@ async function startEdgeSide(
     issuer: config.auth.issuer,
     audience: config.auth.audience,
   });
+  // Tokens for clients are signed here, where JWT_SECRET is: the workers decide what a token says
+  // and never hold the secret (docs/operations.md, "Where tokens are signed").
+  const signer = signing.secret ? createTokenSigner({ secret: signing.secret, issuer: config.auth.issuer, audience: config.auth.audience }) : undefined;
   return buildEdge({
-    config, log, client, verifier, health: () => checkHealth(nc, client, children), version: packageVersion(), failureCounts,
+    config, log, client, verifier, signer, health: () => checkHealth(nc, client, children), version: packageVersion(), failureCounts,
     drain: parts.drain, metrics: parts.metrics, serveMetrics: config.metrics.port === undefined, events: natsEventFeed(nc),
   });
 }

@@ -43,9 +43,12 @@ const Environment = z
     AUTH_FAILURE_WINDOW_MS: variable(z.coerce.number().int().min(100).default(60_000)),
     TOKEN_RATE_LIMIT: variable(z.coerce.number().int().min(1).optional()),
     TOKEN_RATE_WINDOW_MS: variable(z.coerce.number().int().min(100).default(60_000)),
+    APP_USER_CREATE_LIMIT: variable(z.coerce.number().int().min(1).default(60)),
+    APP_USER_CREATE_WINDOW_MS: variable(z.coerce.number().int().min(100).default(60_000)),
     DATABASE_URL: variable(z.string().optional()),
     DATABASE_POOL_MAX: variable(z.coerce.number().int().min(1).max(200).default(10)),
     CHECKOUT_POOL_MAX: variable(z.coerce.number().int().min(1).max(200).default(2)),
+    DATABASE_WAIT_MS: variable(z.coerce.number().int().min(0).max(600_000).optional()),
     NATS_URL: variable(z.string().optional()),
     NATS_SERVER_BIN: variable(z.string().optional()),
     NATS_CREDS: variable(z.string().optional()),
@@ -70,6 +73,9 @@ const Environment = z
     CHECKOUT_INFO_TTL_SECONDS: variable(z.coerce.number().int().min(1).default(3600)),
     CHECKOUT_CACHE_MAX_ENTRIES: variable(z.coerce.number().int().min(0).default(100_000)),
     ORDERS_LIST_MAX_RECORDS: variable(z.coerce.number().int().min(1).default(100_000)),
+    LIVE_STREAMS_PER_TOKEN: variable(z.coerce.number().int().min(1).max(1000).default(5)),
+    LIVE_STREAMS_PER_PROJECT: variable(z.coerce.number().int().min(1).max(100_000).default(50)),
+    LIVE_STREAM_BUFFER_BYTES: variable(z.coerce.number().int().min(16_384).max(64 * 1_048_576).default(1_048_576)),
     EVENTS_MAX_AGE_HOURS: variable(z.coerce.number().positive().default(168)),
     PUBLIC_BASE_URL: variable(z.url({ protocol: /^https?$/ }).optional()),
     RECEIPT_TIME_ZONE: variable(z.string().default('Europe/Berlin').refine(isTimeZone, 'an IANA time zone such as Europe/Berlin')),
@@ -94,6 +100,19 @@ const Environment = z
     WEBHOOK_MAX_ATTEMPTS: variable(z.coerce.number().int().min(1).max(1000).default(15)),
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: variable(z.stringbool().default(false)),
     WEBHOOK_SENDERS: variable(z.coerce.number().int().min(0).max(1024).default(64)),
+    INTEGRATIONS_NATS_PER_PROJECT: variable(z.coerce.number().int().min(0).max(1000).default(20)),
+    INTEGRATIONS_WEBHOOKS_PER_PROJECT: variable(z.coerce.number().int().min(0).max(1000).default(20)),
+    INTEGRATION_ROTATIONS_PER_HOUR: variable(z.coerce.number().int().min(1).max(1000).default(10)),
+    INTEGRATION_NATS_CONNECTIONS: variable(z.coerce.number().int().min(1).max(1000).default(4)),
+    INTEGRATION_NATS_SUBSCRIPTIONS: variable(z.coerce.number().int().min(1).max(10_000).default(16)),
+    INTEGRATION_NATS_PAYLOAD_BYTES: variable(z.coerce.number().int().min(1024).max(1_048_576).default(8192)),
+    INTEGRATION_NATS_DATA_BYTES: variable(z.coerce.number().int().min(-1).default(64 * 1_048_576)),
+    WEBHOOK_PROJECT_CONCURRENCY: variable(z.coerce.number().int().min(1).max(1024).default(16)),
+    WEBHOOK_ORIGIN_CONCURRENCY: variable(z.coerce.number().int().min(1).max(256).default(16)),
+    WEBHOOK_SLOW_MS: variable(z.coerce.number().int().min(10).default(3000)),
+    WEBHOOK_DNS_TIMEOUT_MS: variable(z.coerce.number().int().min(100).max(60_000).default(3000)),
+    WEBHOOK_DNS_SERVERS: variable(z.string().regex(/^[^,\s]+(,[^,\s]+)*$/, 'comma-separated name servers such as 10.0.0.2,[fd00::2]:53').optional()),
+    WEBHOOK_LOG_DAYS: variable(z.coerce.number().int().min(1).max(3650).default(30)),
     SHUTDOWN_GRACE_MS: variable(z.coerce.number().int().min(0).default(10_000)),
     SHUTDOWN_DELAY_MS: variable(z.coerce.number().int().min(0).default(0)),
     METRICS_PORT: variable(z.coerce.number().int().min(0).max(65535).optional()),
@@ -135,12 +154,26 @@ const Configuration = Environment.transform((env) => ({
    * (10) per client address or per credential within `windowMs` (1 min) are refused with 429 until
    * the window ends, the right credential too. `tokenRate`: requests per token (sub and project) per
    * `windowMs` (1 min) on each edge process; `limit` unset (the default): no limit.
+   * `appUserCreations`: app users one client address may make per `windowMs` (60 a minute) on each
+   * edge process: whoever has a copy of an app has its key, and must not fill the database.
    */
   throttle: {
     authFailures: { limit: env.AUTH_FAILURE_LIMIT, windowMs: env.AUTH_FAILURE_WINDOW_MS },
     tokenRate: { limit: env.TOKEN_RATE_LIMIT, windowMs: env.TOKEN_RATE_WINDOW_MS },
+    appUserCreations: { limit: env.APP_USER_CREATE_LIMIT, windowMs: env.APP_USER_CREATE_WINDOW_MS },
   },
-  database: { url: env.DATABASE_URL, poolMax: env.DATABASE_POOL_MAX, checkoutPoolMax: env.CHECKOUT_POOL_MAX },
+  /**
+   * `waitMs`: how long work waits for a writable Postgres (a failover, a restart) before it is
+   * answered 503: a query waits that long for a host that takes it, and a repeatable request runs
+   * again within it. Default a second under REQUEST_TIMEOUT_MS, so that the worker answers before
+   * the edge stops waiting.
+   */
+  database: {
+    url: env.DATABASE_URL,
+    poolMax: env.DATABASE_POOL_MAX,
+    checkoutPoolMax: env.CHECKOUT_POOL_MAX,
+    waitMs: env.DATABASE_WAIT_MS ?? Math.max(0, env.REQUEST_TIMEOUT_MS - 1000),
+  },
   /**
    * NATS_URL: one server or several, comma-separated (the nodes of a cluster: the connection moves to
    * another when one goes away); unset: a nats-server spawned under the data directory, with
@@ -186,6 +219,13 @@ const Configuration = Environment.transform((env) => ({
   checkout: { signingSecret: env.CHECKOUT_SIGNING_SECRET, infoTtlSeconds: env.CHECKOUT_INFO_TTL_SECONDS, cacheMaxEntries: env.CHECKOUT_CACHE_MAX_ENTRIES },
   orders: { maxListRecords: env.ORDERS_LIST_MAX_RECORDS },
   events: { maxAgeMs: env.EVENTS_MAX_AGE_HOURS * 3_600_000 },
+  /**
+   * The live event streams (`GET /{project}/checkout/events`, the portal's Supervision screen) each
+   * edge process holds: at most `perToken` (5) for one token or portal session and `perProject` (50)
+   * for one project, 429 with Retry-After past either; a client that stops reading is disconnected
+   * once `bufferBytes` (1 MiB) wait for it.
+   */
+  liveStreams: { perToken: env.LIVE_STREAMS_PER_TOKEN, perProject: env.LIVE_STREAMS_PER_PROJECT, bufferBytes: env.LIVE_STREAM_BUFFER_BYTES },
   /** Where clients reach the edge (scheme, host, path prefix), for absolute urls such as coupon images; unset: the request's own. */
   publicBaseUrl: env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
   /**
@@ -246,7 +286,16 @@ const Configuration = Environment.transform((env) => ({
    * 2 h, 5 h, then every 10 h) and how many attempts there are (15: about three days) before an
    * event is given up, and an integration whose deliveries failed that many times in a row is
    * disabled; whether http and loopback or private addresses may be sent to (tests, on-premise;
-   * link-local ones never); and how many deliveries this process makes at once (0: none).
+   * link-local ones never); and how many delivery jobs this process runs at once (64; 0: none).
+   *
+   * Fairness between projects (docs/integrators.md): deliveries in flight at once in this process
+   * for one project (16) and to one origin, scheme, host and port (16); a job that finds its
+   * project's or its origin's all taken is given back and comes again. A 2xx that takes longer than
+   * `slowMs` (3 s) is delivered, and counts as a failure for the webhook's back-off (its other events
+   * wait for its next try, one event probes it). Names in webhook URLs are resolved by DNS queries
+   * with a deadline (`dnsTimeoutMs`, 3 s), not by the system's getaddrinfo (see
+   * src/infra/destinations.ts), with the system's name servers or `dnsServers`. The delivery log
+   * keeps each attempt `logDays` (30 days).
    */
   webhooks: {
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,
@@ -254,6 +303,31 @@ const Configuration = Environment.transform((env) => ({
     maxAttempts: env.WEBHOOK_MAX_ATTEMPTS,
     allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     senders: env.WEBHOOK_SENDERS,
+    projectConcurrency: env.WEBHOOK_PROJECT_CONCURRENCY,
+    originConcurrency: env.WEBHOOK_ORIGIN_CONCURRENCY,
+    slowMs: env.WEBHOOK_SLOW_MS,
+    dnsTimeoutMs: env.WEBHOOK_DNS_TIMEOUT_MS,
+    dnsServers: env.WEBHOOK_DNS_SERVERS?.split(','),
+    logDays: env.WEBHOOK_LOG_DAYS,
+  },
+  /**
+   * What one project's integrations may take (docs/integrators.md): how many of each kind a project
+   * has (20 and 20); how many rotations one integration may have in an hour (10); and what an
+   * integration of kind `nats` may use on NATS, its account and user together: connections at once
+   * (4), subscriptions per connection (16), the largest message it may publish (8 KiB: pulls, acks
+   * and info requests are small) and the bytes it may publish (64 MiB; carried in its JWTs, which
+   * nats-server 2.9 does not enforce).
+   */
+  integrations: {
+    natsPerProject: env.INTEGRATIONS_NATS_PER_PROJECT,
+    webhooksPerProject: env.INTEGRATIONS_WEBHOOKS_PER_PROJECT,
+    rotationsPerHour: env.INTEGRATION_ROTATIONS_PER_HOUR,
+    nats: {
+      connections: env.INTEGRATION_NATS_CONNECTIONS,
+      subscriptions: env.INTEGRATION_NATS_SUBSCRIPTIONS,
+      payload: env.INTEGRATION_NATS_PAYLOAD_BYTES,
+      data: env.INTEGRATION_NATS_DATA_BYTES,
+    },
   },
   /** The retailer portal at /portal: how long a sign-in lasts (480 minutes, a working day). */
   portal: { sessionTtlMs: env.PORTAL_SESSION_TTL_MINUTES * 60_000 },

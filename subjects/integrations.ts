@@ -3,6 +3,7 @@ import { Done, Href, Pagination, ProjectId, SelfLinks } from './common.js';
 import { jobFilter, jobSubject } from './jobs.js';
 import { endpoint } from './contract.js';
 import { EventStream, EventTypes } from './events.js';
+import { tryParseJson } from './formats/json.js';
 
 /**
  * Integrations (docs/integrators.md): how an outside system follows a project's events, set up by
@@ -103,8 +104,12 @@ export const Integration = z
       .object({
         stream: z.literal(EventStream.name),
         consumer: z.string().describe('The durable pull consumer the credential reads'),
-        inboxPrefix: z.string().describe('The inbox prefix the credential may receive on (the client\'s inboxPrefix option)'),
+        inboxPrefix: z.string().describe('An inbox prefix the credential may receive on besides `_INBOX` (the client\'s inboxPrefix option; kept for clients set up with it)'),
         filterSubject: z.string().describe('The consumer\'s filter: `events.<project>.<filter>`'),
+        account: z.string().optional().describe('The public key of the NATS account the credential belongs to: the integration\'s own'),
+        reissueRequired: z
+          .boolean()
+          .describe('true for an integration made before integrations had NATS accounts of their own: its credential no longer connects, and a rotation issues one that does'),
       })
       .optional(),
     url: z.string().optional().describe('webhook: where events are POSTed'),
@@ -150,6 +155,40 @@ export const WebhookDeliveryList = z
   })
   .meta({ id: 'WebhookDeliveryList' });
 
+/**
+ * Where a page of the delivery log starts: the attempt before it, by the order of the list (newest
+ * first: its time to the microsecond, then its event id and attempt, both descending). The list
+ * pages by this key, not by an offset: a page costs the same at any depth, and attempts made while
+ * someone reads neither shift nor repeat the rows of the pages after.
+ */
+export const DeliveryKey = z.object({
+  at: z.iso.datetime({ precision: 6 }).describe('The attempt\'s time, to the microsecond (UTC)'),
+  eventId: z.string().min(1).max(200),
+  attempt: z.int().min(0),
+});
+export type DeliveryKey = z.infer<typeof DeliveryKey>;
+
+/** A DeliveryKey as the `after` of a page's link: base64url of its JSON, opaque to clients. */
+export function deliveryCursor(key: DeliveryKey): string {
+  return Buffer.from(JSON.stringify([key.at, key.eventId, key.attempt])).toString('base64url');
+}
+
+/** The `after` query parameter: a cursor as deliveryCursor made it, read back into its key. */
+export const DeliveryCursor = z
+  .string()
+  .max(400)
+  .transform((text, ctx) => {
+    const parsed = z
+      .tuple([z.string(), z.string(), z.int()])
+      .transform(([at, eventId, attempt]) => ({ at, eventId, attempt }))
+      .pipe(DeliveryKey)
+      .safeParse(tryParseJson(Buffer.from(text, 'base64url').toString('utf8')));
+    if (parsed.success) return parsed.data;
+    ctx.addIssue({ code: 'custom', message: 'a cursor as links.nextPage carries it' });
+    return z.NEVER;
+  })
+  .describe('Where the page starts: as links.nextPage carries it (the list pages by key)');
+
 export const WebhookEventId = z.string().min(1).max(200).regex(/^[\w:.-]+$/, 'an event id as a delivery names it');
 
 export const integrations = {
@@ -159,11 +198,15 @@ export const integrations = {
   update: endpoint('svc.integrations.update', IntegrationRef.extend({ patch: IntegrationPatch }), Integration),
   rotate: endpoint('svc.integrations.rotate', IntegrationRef, CreatedIntegration),
   delete: endpoint('svc.integrations.delete', IntegrationRef, Done),
-  /** A page of a webhook's delivery attempts, newest first, and how many there are. */
+  /**
+   * A page of a webhook's delivery attempts, newest first, after `after` (the key of the last one of
+   * the page before; none: the first page), how many there are, and the key after which the next
+   * page starts, when there is one.
+   */
   deliveries: endpoint(
     'svc.integrations.deliveries',
-    IntegrationRef.extend({ offset: z.int().min(0), limit: z.int().min(1).max(1000) }),
-    z.object({ deliveries: z.array(WebhookDelivery), totalItems: z.int() }),
+    IntegrationRef.extend({ after: DeliveryKey.optional(), limit: z.int().min(1).max(1000) }),
+    z.object({ deliveries: z.array(WebhookDelivery), totalItems: z.int(), next: DeliveryKey.optional() }),
     { repeatable: true },
   ),
   /** Sends one event again (a new attempt, the same webhook-id), whether or not it was delivered. */
@@ -171,25 +214,27 @@ export const integrations = {
 };
 
 /**
- * Revocations reach the NATS servers as a job (the one job mechanism): a change that revokes an
- * integration's credential records the platform account's new JWT and, in the same transaction,
- * this job, whose worker pushes the newest recorded account JWT to the servers through the system
- * account (again until a server took it).
+ * Account JWTs reach the NATS servers as a job (the one job mechanism; its kind keeps its first
+ * name, `revocation`): a change that issues an account's JWT (an integration made, rotated or
+ * deleted; a role key renewed; a start that finds the platform's accounts changed) records it and,
+ * in the same transaction, this job, whose worker pushes the newest recorded JWT of the account to
+ * the servers through the system account (again until a server took it).
  */
-export const RevocationJob = z
+export const AccountUpdateJob = z
   .object({
-    project: ProjectId,
-    integrationID: IntegrationId.describe('The integration whose credential was revoked'),
-    account: z.string().describe('The platform account\'s public key'),
-    issuedAt: z.int().describe('When the account JWT that carries the revocation was issued (seconds)'),
+    account: z.string().describe('The public key of the account whose JWT is pushed'),
+    issuedAt: z.int().describe('When that JWT was issued (seconds)'),
+    project: ProjectId.optional().describe('The project of the integration that caused it'),
+    integrationID: IntegrationId.optional().describe('The integration that caused it (made, rotated or deleted)'),
   })
-  .meta({ id: 'RevocationJob' });
-export type RevocationJob = z.infer<typeof RevocationJob>;
+  .meta({ id: 'AccountUpdateJob' });
+export type AccountUpdateJob = z.infer<typeof AccountUpdateJob>;
 
-export const RevocationJobFilter = jobFilter('revocation');
+export const AccountUpdateJobFilter = jobFilter('revocation');
 
-export function revocationJob(payload: RevocationJob): { subject: string; payload: RevocationJob; msgId: string } {
-  return { subject: jobSubject('revocation', payload.project, payload.integrationID), payload, msgId: `revocation:${payload.account}:${payload.issuedAt}` };
+/** `jobs.revocation.<project>.<account>`; `platform` in place of a project for the platform's own accounts. */
+export function accountUpdateJob(payload: AccountUpdateJob): { subject: string; payload: AccountUpdateJob; msgId: string } {
+  return { subject: jobSubject('revocation', payload.project ?? 'platform', payload.account), payload, msgId: `account:${payload.account}:${payload.issuedAt}` };
 }
 
 /** An event as a webhook delivery job carries it. */
@@ -218,6 +263,21 @@ export const WebhookJob = z
 export type WebhookJob = z.infer<typeof WebhookJob>;
 
 export const WebhookJobFilter = jobFilter('webhook');
+
+/**
+ * The delivery log's sweep: every worker process ticks each hour (node-cron) and claims the hour in
+ * Postgres (a unique insert), which writes this job in the same statement; its worker deletes the
+ * attempts older than WEBHOOK_LOG_DAYS, a bounded batch at a time.
+ */
+export const WebhookLogSweepJob = z.object({ hour: z.iso.datetime().describe('The hour claimed') }).meta({ id: 'WebhookLogSweepJob' });
+export type WebhookLogSweepJob = z.infer<typeof WebhookLogSweepJob>;
+export const WebhookLogSweepFilter = jobFilter('webhook-log');
+
+/** The sweep's job for an hour: `jobs.webhook-log._all.<hour>` (no project's: `_` begins none). */
+export function webhookLogSweepJob(hour: Date): { subject: string; payload: WebhookLogSweepJob; msgId: string } {
+  const text = hour.toISOString().replace(/\.\d+Z$/, 'Z');
+  return { subject: jobSubject('webhook-log', '_all', text), payload: { hour: text }, msgId: `webhook-log:${text}` };
+}
 
 /** The event type of an event subject `events.<project>.<domain>.<id>.<event>`: `<domain>.<event>`. */
 export function eventTypeOf(subject: string): string {

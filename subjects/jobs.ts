@@ -11,7 +11,7 @@ import { z } from 'zod';
 export const JobStream = { name: 'JOBS', subjects: ['jobs.>'] } as const;
 
 /** The kinds of durable work, each consumed by its own pool with its own durable consumer. */
-export const JobKinds = ['fulfillment', 'closing', 'receipt', 'fiscal', 'revocation', 'webhook'] as const;
+export const JobKinds = ['fulfillment', 'closing', 'receipt', 'fiscal', 'revocation', 'webhook', 'webhook-log'] as const;
 export type JobKind = (typeof JobKinds)[number];
 
 export function jobSubject(kind: JobKind, project: string, ...tokens: string[]): string {

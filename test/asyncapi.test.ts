@@ -195,6 +195,8 @@ t.test('docs/integrators.md shows the integrator example as scripts/follow-event
   const section = page.slice(start);
   t.ok(section.includes(`\`\`\`ts\n${example}\`\`\``), 'the page shows the example unchanged');
   t.match(section, /\/asyncapi\.json/);
+  const go = await readFile(path.join(root, 'docs', 'examples', 'go-follow-events', 'main.go'), 'utf8');
+  t.ok(section.includes(`\`\`\`go\n${go}\`\`\``), 'and the Go example as docs/examples/go-follow-events/main.go has it (test/integrator-go.test.ts runs it)');
 });
 
 interface Printed {

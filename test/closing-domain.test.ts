@@ -1,11 +1,14 @@
 import fc from 'fast-check';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import t from 'tap';
 import { Weekdays } from '../subjects/formats/time.js';
 import { fireInstant, latestFireAtOrBefore, wallTimeOf } from '../src/domain/closings/schedule.js';
 import { orderRates } from '../src/domain/closings/order-rates.js';
-import { decimal } from '../src/domain/dsfinvk/csv.js';
+import { decimal, text } from '../src/domain/dsfinvk/csv.js';
+import { indexXml } from '../src/domain/dsfinvk/index-xml.js';
 import { vatKeyOf } from '../src/domain/dsfinvk/codes.js';
 import { positionsOf } from '../src/domain/dsfinvk/orders.js';
+import { parseCsv } from './support/dsfinvk-validator.js';
 
 /** The pure rules under closings: fire times in a zone, the figures of an order, DSFinV-K numbers. */
 
@@ -119,4 +122,38 @@ t.test('DSFinV-K numbers have exactly their accuracy, a decimal comma and no gro
   t.equal(decimal({ units: -5, scale: 2 }, 5), '-0,05000');
   t.equal(decimal(7, 0), '7');
   t.equal(decimal({ units: 1999, scale: 3 }, 2), '2,00');
+});
+
+/** Any text, control characters, noncharacters and lone surrogates among it. */
+const anyText = fc.string({ unit: fc.oneof(fc.constantFrom('\u0001', '\u0007', '\t', '\r', '\n', '\u007f', '\u0085', '\ufffe', '\uffff', '\ud800', '\udc00', '"', ';', '&', '<'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 40 });
+/** The model: each run of control characters, U+FFFE, U+FFFF or lone surrogates as one space. */
+const withoutUnprintable = (value: string) => value.replace(/[\p{Cc}\ufffe\uffff\p{Cs}]+/gu, ' ');
+const XmlChars = /^[\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]*$/u;
+
+t.test('a DSFinV-K text field is one well-formed CSV field without control characters, whatever the text', async (t) => {
+  fc.assert(
+    fc.property(anyText, (value) => {
+      const problems: string[] = [];
+      const records = parseCsv(`${text(value, 255)};${text('next', 10)}\r\n`, problems, 'test.csv');
+      const [field, next] = records[0] ?? [];
+      return problems.length === 0 && records.length === 1 && next === 'next' && field === withoutUnprintable(value);
+    }),
+    { numRuns: 2000 },
+  );
+  t.equal(text('Käse "Gouda";\u0001\u0002am\r\nStück', 60), '"Käse ""Gouda""; am Stück"');
+});
+
+t.test("index.xml is well-formed XML whatever the company's name and address say, and reads back without the control characters", async (t) => {
+  const parser = new XMLParser({ parseTagValue: false, trimValues: false, processEntities: true });
+  fc.assert(
+    fc.property(anyText, anyText, (name, location) => {
+      const xml = indexXml({ name, location, comment: 'DSFinV-K 2.3' }, 'Kassenabschluss 1 der Kasse s1');
+      if (XMLValidator.validate(xml) !== true || !XmlChars.test(xml)) return false;
+      const supplier = parser.parse(xml).DataSet.DataSupplier;
+      return String(supplier.Name ?? '') === withoutUnprintable(name) && String(supplier.Location ?? '') === withoutUnprintable(location);
+    }),
+    // index.xml is some 60 KB (every table's columns): a run parses it twice.
+    { numRuns: 150 },
+  );
+  t.match(indexXml({ name: 'Acme\u0001& Söhne <GmbH>', location: 'Berlin', comment: '' }, 'm'), '<Name>Acme &amp; Söhne &lt;GmbH&gt;</Name>');
 });

@@ -16,17 +16,15 @@ const svc = await startTestService(t, { env: { CLOSING_SCHEDULER_ENABLED: 'false
 const fx = await seedCheckout(svc);
 const tokens = await closingTokens(svc);
 const admin = await svc.token(['projectsWrite', 'productsWrite', 'pricingWrite']);
-await svc.request('PUT', `${p}/settings`, {
-  token: admin,
-  body: {
-    currency: 'EUR', taxRates: { normal: '19', reduced: '7' }, paymentMethods: ['cash', 'girocard', 'creditCardVisa'],
-    companyName: 'Acme Lebensmittel GmbH & Co. KG', taxNumber: '12/345/67890', vatID: 'DE123456789',
-    companyAdress: { street: 'Hauptstraße 1', zip: '10115', city: 'Berlin', country: 'DE' },
-    // The sales over HTTP are not signed: what an export without a TSE says (the orders inserted
-    // with fiscal references below show the TSE tables filled).
-    fiscalization: { provider: 'none', reason: 'Testkasse ohne TSE' },
-  },
-});
+const settings = {
+  currency: 'EUR', taxRates: { normal: '19', reduced: '7' }, paymentMethods: ['cash', 'girocard', 'creditCardVisa'],
+  companyName: 'Acme Lebensmittel GmbH & Co. KG', taxNumber: '12/345/67890', vatID: 'DE123456789',
+  companyAdress: { street: 'Hauptstraße 1', zip: '10115', city: 'Berlin', country: 'DE' },
+  // The sales over HTTP are not signed: what an export without a TSE says (the orders inserted
+  // with fiscal references below show the TSE tables filled).
+  fiscalization: { provider: 'none', reason: 'Testkasse ohne TSE' },
+};
+await svc.request('PUT', `${p}/settings`, { token: admin, body: settings });
 const ndjson = (items: object[]) => ({ raw: items.map((i) => JSON.stringify(i)).join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
 await svc.request('POST', `${p}/products/_batch`, {
   token: admin,
@@ -198,4 +196,23 @@ t.test('orders with fiscal references: their TSE in tse.csv, their signatures an
   t.match(rows.get(signed), { TSE_ID: '1', TSE_TANR: '1', TSE_TA_SIGZ: '2', TSE_TA_FEHLER: '' });
   t.match(rows.get(failed), { TSE_ID: '1', TSE_TA_SIG: '', TSE_TA_FEHLER: 'TSE-Ausfall: Zeitüberschreitung' });
   t.match(rows.get(unsigned), { TSE_ID: '', TSE_TA_FEHLER: /^Keine TSE/ });
+});
+
+t.test('control characters the API stores in names are spaces in the export: index.xml stays XML, every CSV field is free of them', async (t) => {
+  const put = await svc.request('PUT', `${p}/settings`, {
+    token: admin,
+    body: { ...settings, companyName: 'Acme\u0001Lebensmittel\u001b\u001bGmbH', companyAdress: { ...settings.companyAdress, street: 'Hauptstraße\u00071' } },
+  });
+  t.equal(put.status, 200, 'the API takes them (only U+0000 cannot be stored)');
+  t.teardown(() => svc.request('PUT', `${p}/settings`, { token: admin, body: settings }));
+  const order = orderDocument({ shop: 's1', lines: [{ type: 'default', sku: 'TEA', name: 'Grüner\bTee\u007f\u0085\tlose\r\n100 g', amount: 1, price: 450, taxRate: '7' }] });
+  await insertOrder(svc.sql, order);
+  const job = await runJob(svc, tokens, { shopID: 's1', formats: ['dsfinvk_2023_03'] });
+  const { zip, validation } = await exportOf(job.sequenceNumber);
+  t.same(validation.problems, [], 'no character XML 1.0 refuses in index.xml, no control character in a CSV field');
+  const xml = new TextDecoder().decode(unzipSync(zip)['index.xml']);
+  t.match(xml, '<Name>Acme Lebensmittel GmbH</Name>', 'the data supplier: each run of control characters one space');
+  t.match(xml, '<Location>Hauptstraße 1, 10115 Berlin</Location>');
+  t.match(validation.tables['cashpointclosing.csv']![0], { NAME: 'Acme Lebensmittel GmbH', STRASSE: 'Hauptstraße 1' });
+  t.same(validation.tables['lines.csv']!.map((l) => l.ARTIKELTEXT), ['Grüner Tee lose 100 g']);
 });

@@ -228,6 +228,21 @@ t.test('two edges on one NATS share the failure counts', async (t) => {
   t.equal((await posGet(second, address(), basic(user, 'x'))).status, 429, 'blocked before the worker is asked');
 });
 
+t.test('wrong current passwords of a portal password change count like failed sign-ins: past the limit 429, the right one too, from any address', async (t) => {
+  const created = await svc.request('POST', `${p}/portal/accounts`, { token: admin, body: { email: 'changer@example.com', role: 'backoffice' } });
+  t.equal(created.status, 201, created.text);
+  const origin = new URL(svc.url).origin;
+  const signIn = await svc.request('POST', '/portal/api/session', { body: { project: TestProject, email: 'changer@example.com', password: created.body.password }, headers: { 'x-forwarded-for': address() } });
+  const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const change = (from: string, currentPassword: string) =>
+    svc.request('PUT', '/portal/api/session/password', { headers: { cookie, origin, 'x-forwarded-for': from }, body: { currentPassword, newPassword: 'a-chosen-password-1' } });
+  // Each guess from an address of its own: the account's credential is what is blocked.
+  for (let i = 0; i < Limit; i++) t.equal((await change(address(), `wrong-${i}`)).status, 403, `wrong current password ${i + 1} is 403`);
+  assertTooMany(t, await change(address(), created.body.password), 'the right current password from a fresh address');
+  const [row] = await svc.sql<{ password_change_required: boolean }[]>`select password_change_required from portal_accounts where email = 'changer@example.com'`;
+  t.equal(row?.password_change_required, true, 'the password was not changed');
+});
+
 t.test('a per-token request limit, when an operator sets one, answers 429 with Retry-After and RateLimit headers', async (t) => {
   const limited = await startMoreEdge(t, svc, { TOKEN_RATE_LIMIT: '3', TOKEN_RATE_WINDOW_MS: String(WindowMs) });
   const token = await svc.token(['shopsRead'], { sub: 'busy-client' });

@@ -6,12 +6,18 @@ import { receiptOf } from '../actors/fiscal/providers/fiskaly-api.js';
 import type { FinishRequest, ProviderResult, SignedLog, TransactionAddress } from '../actors/fiscal/provider.js';
 import type { SecurityDeviceModule } from '../subjects/fiscal.js';
 import { signedMessage, startFiskalyStandIn, type FiskalyStandIn } from './support/fiskaly-stand-in.js';
+import { systemResolve } from '../src/infra/destinations.js';
+import { createOutgoingHttp } from '../src/infra/outgoing-http.js';
 
 /**
  * The fiskaly provider against a stand-in of fiskaly SIGN DE API v2 (a real HTTP server with a real
  * ECDSA key): what it sends, how it signs in, how it survives expired tokens, outages and lost
  * answers without a second signature, and that no secret leaves it.
  */
+
+// The process's client for fiskaly, as actors/index.ts makes it (the stand-in listens on loopback).
+const http = createOutgoingHttp({ policy: { allowPrivate: true, resolve: systemResolve }, connectionsPerOrigin: 8, maxBodyBytes: 1024 * 1024 });
+t.teardown(() => http.close());
 
 const PaidReceipt = 'Beleg^11.90_5.35_0.00_0.00_0.00^7.25:Bar_10.00:Unbar';
 
@@ -25,6 +31,7 @@ function setup(standIn: FiskalyStandIn, overrides: { apiSecret?: string; adminPi
     adminPin: overrides.adminPin ?? standIn.adminPin,
     tssId: standIn.tssId,
     timeoutMs: overrides.timeoutMs ?? 2000,
+    http,
     log,
   });
   return { provider, lines };

@@ -118,6 +118,9 @@ t.test('an app sale paid by the payment system carries its start and finish logs
   t.equal(fiscalized.length, 1, 'one fiscalized event');
   t.same(fiscalized[0]?.payload.fiscalReference, ref, 'carrying the reference');
   t.match(fiscalized[0]?.payload.order, { id, state: 'final', shopID: 's1', paidAmount: 447 });
+  for (const e of events.of(id)) {
+    t.equal(e.text, JSON.stringify(e.payload), `${e.domain}.${e.event} comes in the one byte form of every event (JSON.stringify's: no " : " nor ": ")`);
+  }
 
   const receipt = await fetch(`${svc.url}${p}/orders/${id}/receipt`, { headers: { authorization: `Bearer ${ordersToken}` } });
   t.equal(receipt.status, 200, 'the receipt is made once the signature is there');

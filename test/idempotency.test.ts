@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createCipheriv, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import t from 'tap';
 import { p, seedCheckout } from './support/checkout.js';
-import { startTestService, TestProject } from './support/service.js';
+import { keyId, parseKey } from '../src/secrets/key-ring.js';
+import { startTestService, TestProject, TestSecretsKey } from './support/service.js';
 
 /**
  * `Idempotency-Key` on the POST routes that create: the first answer is replayed for the same key
@@ -204,6 +205,45 @@ t.test("a PoS credential's password is replayed, and the database keeps it only 
     t.notOk(row.answer.includes(first.body.password), 'no answer holds the password as text');
     t.notOk(row.answer.includes(first.body.user), 'nor anything else of it');
   }
+});
+
+/** An answer as the edge seals it with the client's key alone (src/edge/idempotency.ts): what a database writer who knows or guesses the key can make. */
+function sealedWithClientKeyOnly(key: string, answer: { headers: Record<string, string>; body: string }): Buffer {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', Buffer.from(hkdfSync('sha256', key, TestProject, 'checkout-platform idempotency answer', 32)), iv, { authTagLength: 16 });
+  const sealed = Buffer.concat([cipher.update(JSON.stringify(answer), 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]);
+}
+
+t.test("a kept answer is sealed with the server's key too: one forged with the client's key alone is treated as absent, and the request runs", async (t) => {
+  const key = `guessable-${randomUUID().slice(0, 4)}`;
+  const first = await createShop(key, { name: 'Sealed twice' });
+  t.equal(first.status, 201, first.text);
+  const [row] = await svc.sql<{ key_hash: string; answer: Buffer }[]>`select key_hash, answer from idempotency_keys where answer is not null order by created_at desc limit 1`;
+  t.match(row?.answer.toString('utf8'), new RegExp(`^sealed:v1:${keyId(parseKey(TestSecretsKey))}:`), "sealed under SECRETS_KEY, named by its key id");
+
+  const forged = sealedWithClientKeyOnly(key, { headers: { 'content-type': 'application/json; charset=utf-8', location: '/elsewhere' }, body: '{"id":"forged","name":"Forged"}' });
+  await svc.sql`update idempotency_keys set answer = ${forged} where key_hash = ${row!.key_hash}`;
+  const again = await createShop(key, { name: 'Sealed twice' });
+  t.equal(again.status, 201, again.text);
+  t.not(again.body.id, 'forged', 'the forged answer is not replayed');
+  t.not(again.headers.get('location'), '/elsewhere');
+  t.equal(again.headers.get('idempotent-replayed'), null, 'the request ran');
+  const [kept] = await svc.sql<{ answer: Buffer }[]>`select answer from idempotency_keys where key_hash = ${row!.key_hash}`;
+  t.match(kept?.answer.toString('utf8'), /^sealed:v1:/, 'and its answer is kept sealed');
+  const third = await createShop(key, { name: 'Sealed twice' });
+  t.equal(third.text, again.text, 'which the next retry replays');
+  t.equal(third.headers.get('idempotent-replayed'), 'true');
+});
+
+t.test('a kept answer changed in the database is not replayed', async (t) => {
+  const key = randomUUID();
+  t.equal((await createShop(key, { name: 'Tampered' })).status, 201);
+  await svc.sql`update idempotency_keys set answer = overlay(answer placing 'A'::bytea from length(answer) - 2) where answer is not null and status = 201
+    and created_at = (select max(created_at) from idempotency_keys)`;
+  const again = await createShop(key, { name: 'Tampered' });
+  t.equal(again.status, 500, 'refused, not answered with what the database now says');
+  t.equal(again.headers.get('idempotent-replayed'), null);
 });
 
 t.test('keys whose 24 hours are over are free again', async (t) => {

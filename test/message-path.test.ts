@@ -54,8 +54,9 @@ t.test('answers 503 service_unavailable when the worker does not answer in time'
 
 t.test('answers 500 when a reply breaks its contract, without showing it', async (t) => {
   const svc = await startTestService(t, { env: { ROLE: 'edge' } });
-  const liar = svc.nc.subscribe(shops.get.subject, {
-    queue: shops.get.queue,
+  // An endpoint whose reply the edge reads (shops.get's it passes on as the worker wrote it).
+  const liar = svc.nc.subscribe(shops.findByExternalId.subject, {
+    queue: shops.findByExternalId.queue,
     callback: (_err, msg) => {
       msg.respond(JSON.stringify({ id: 'x', secret: 'internal detail' }));
     },
@@ -63,7 +64,7 @@ t.test('answers 500 when a reply breaks its contract, without showing it', async
   t.teardown(() => liar.unsubscribe());
   await svc.nc.flush();
   const token = await svc.token(['shopsRead']);
-  const res = await svc.request('GET', `/${TestProject}/shops/x`, { token });
+  const res = await svc.request('GET', `/${TestProject}/shops/search?externalId=x`, { token });
   t.equal(res.status, 500);
   t.same(res.body, { type: 'internal_error', message: 'internal server error' });
 });

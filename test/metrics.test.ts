@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import t from 'tap';
-import { connectPostgres, poolStats } from '../src/infra/postgres.js';
 import { createMetrics } from '../src/infra/metrics.js';
 import { createLogger } from '../src/logger.js';
 import { startJobConsumer } from '../src/messaging/jobs.js';
@@ -93,28 +92,6 @@ t.test('a job that fails its last attempt is counted by kind', async (t) => {
   }
   t.equal(exhausted, 1);
   t.match(await metrics.registry.metrics(), /checkout_jobs_exhausted_total\{kind="metricstest"\} 1/);
-});
-
-t.test("a pool's connections in use and its waiting queries (the patched postgres.js)", async (t) => {
-  const sql = connectPostgres({ url: svc.databaseUrl, poolMax: 1 });
-  t.teardown(() => sql.end());
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  let began!: () => void;
-  const inTransaction = new Promise<void>((resolve) => (began = resolve));
-  const transaction = sql.begin(async (tx) => {
-    await tx`select 1`;
-    began();
-    await held;
-  });
-  await inTransaction;
-  const waiting = sql`select 2`.execute();
-  await new Promise(setImmediate);
-  t.match(poolStats(sql), { max: 1, reserved: 1, waiting: 1 });
-  release();
-  await transaction;
-  await waiting;
-  t.match(poolStats(sql), { max: 1, reserved: 0, busy: 0, waiting: 0, idle: 1 });
 });
 
 t.test('with METRICS_PORT, /metrics is served on that port and not on the edge', async (t) => {

@@ -115,7 +115,7 @@ t.test("an integration reads its project's events through its consumer, and noth
   const coupon = await svc.request('POST', `/${OtherProject}/coupons`, { token: coupons, body: { id: 'other-coupon', channels: ['app'], type: 'manual' } });
   t.equal(coupon.status, 201, coupon.text);
 
-  const nc = await connectWith(integration.creds, { inboxPrefix: integration.nats.inboxPrefix });
+  const nc = await connectWith(integration.creds);
   t.teardown(() => nc.close());
   const consumer = await jetstream(nc).consumers.get('EVENTS', integration.nats.consumer);
   const seen: string[] = [];
@@ -139,10 +139,12 @@ t.test("an integration reads its project's events through its consumer, and noth
     const err = await refusal(attempt);
     t.ok(isPermissionError(err), `${what}: refused (${String(err)})`);
   }
-  for (const subject of ['events.>', '_INBOX.>', 'svc.>']) {
+  for (const subject of ['events.>', 'svc.>', '$JS.>', `_INBOX_${'x'.repeat(20)}.>`]) {
     const err = await subscribeVerdict(nc, subject);
     t.ok(isPermissionError(err), `subscribing to ${subject}: refused (${String(err)})`);
   }
+  // Alone in its account, it may use the default inbox: no prefix to set up.
+  t.equal(await subscribeVerdict(nc, '_INBOX.>'), undefined, 'its inboxes stand');
 });
 
 t.test("a revocation ends an integration's access while it is connected, and the rotated credential works", async (t) => {

@@ -30,13 +30,21 @@ t.test('names the permission of every project operation', async (t) => {
     const permissions = op['x-permissions'];
     t.ok(Array.isArray(permissions), `${method} ${path} lists its permissions`);
     t.ok(permissions?.every((p) => (Permissions as readonly string[]).includes(p)), `${method} ${path} names known permissions`);
+    // A bearer token, which a service client may also get by OAuth 2.0 client credentials with the
+    // operation's permissions as its scope; PoS routes also take a PoS credential.
+    const bearer = [{ bearerAuth: [] }, { oauth2: permissions ?? [] }];
+    const ownCredential = /No token needed: the credential below/.test(op.description ?? '');
     const expected = path.startsWith('/{project}/pos/checkout/')
-      ? [{ bearerAuth: [] }, { posBasicAuth: [] }]
-      : permissions?.length === 0 && /Public/.test(op.description ?? '')
+      ? [...bearer, { posBasicAuth: [] }]
+      : permissions?.length === 0 && (/Public/.test(op.description ?? '') || ownCredential)
         ? []
-        : [{ bearerAuth: [] }];
-    t.same(op.security, expected, `${method} ${path}: ${expected.length ? 'a bearer token (or a PoS credential on PoS routes)' : 'public'}`);
-    t.match(op.description, /Permission: |Any valid token|Public: no token/);
+        : bearer;
+    if (ownCredential) {
+      t.ok(op.security?.some((s) => Object.keys(s as object).some((name) => /BasicAuth$/.test(name))), `${method} ${path} names the Basic credential it takes`);
+      continue;
+    }
+    t.same(op.security, expected, `${method} ${path}: ${expected?.length ? 'a bearer token (or a PoS credential on PoS routes)' : 'public'}`);
+    t.match(op.description, /Permission: |Any valid token|Public: no token|A token whose `appUserID`|No token needed: the credential below/);
   }
   const permissionOf = (method: string, path: string) => doc.paths[path]?.[method]?.['x-permissions'];
   t.same(permissionOf('get', '/{project}/shops'), ['shopsRead']);

@@ -4,7 +4,8 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import { projectRoot } from '../src/infra/project-root.js';
 import { p } from './support/checkout.js';
-import { TestProject, TestSecret, startTestService } from './support/service.js';
+import { hashPassword } from '../actors/pos-credentials/password.js';
+import { TestProject, TestSecret, startMoreEdge, startTestService } from './support/service.js';
 
 /**
  * Portal accounts and sessions over HTTP: the CLI makes the first owner, a one-time password only
@@ -12,6 +13,9 @@ import { TestProject, TestSecret, startTestService } from './support/service.js'
  * role's permissions, for its project only), writes with it need the edge's Origin, five failed
  * sign-ins lock an account for 15 minutes, sessions end by sign-out, expiry and deletion.
  */
+// Every password here is hashed and verified at N = 2^17 (0.3 s of a core each, four per account
+// made with a chosen password): on two cores busy with the rest of the suite the file outlasts the default.
+t.setTimeout(300_000);
 const svc = await startTestService(t);
 const admin = await svc.token(['projectsWrite']);
 const origin = new URL(svc.url).origin;
@@ -54,6 +58,8 @@ t.test('the CLI creates the first owner and prints a one-time password that only
   });
   const oneTime = stdout.trim();
   t.ok(oneTime.length >= 40, 'a long random password alone on stdout');
+  const [fresh] = await svc.sql<{ password_hash: string }[]>`select password_hash from portal_accounts where lower(email) = 'owner@example.com'`;
+  t.match(fresh?.password_hash, /^scrypt\$131072\$8\$1\$/, 'the one-time password is hashed at the cost of a chosen one: a wrong password costs every account the same time');
 
   const { res, browser } = await signIn('owner@example.com', oneTime);
   t.equal(res.status, 200, res.text);
@@ -76,7 +82,7 @@ t.test('the CLI creates the first owner and prints a one-time password that only
   t.equal((await signIn('owner@example.com', oneTime)).res.status, 403, 'the one-time password is gone');
 
   const [stored] = await svc.sql<{ password_hash: string }[]>`select password_hash from portal_accounts where email = 'Owner@Example.com'`;
-  t.match(stored?.password_hash, /^scrypt\$16384\$8\$1\$/, 'kept as a scrypt hash');
+  t.match(stored?.password_hash, /^scrypt\$131072\$8\$1\$/, "a chosen password is kept as a scrypt hash at OWASP's cost (N = 2^17, r = 8, p = 1)");
   const sessions = await svc.sql<{ token_hash: Buffer }[]>`select token_hash from portal_sessions`;
   const cookieValue = browser.cookie.split('=')[1]!;
   t.notOk(sessions.some((s) => s.token_hash.toString('base64url') === cookieValue || s.token_hash.toString() === cookieValue), 'the cookie value is not stored');
@@ -176,4 +182,62 @@ t.test('a project keeps an owner; an email has one account per project', async (
   const bad = await svc.request('POST', `${p}/portal/accounts`, { token: admin, body: { email: 'not-an-email', role: 'king' } });
   t.equal(bad.status, 400);
   t.equal((await svc.request('GET', `${p}/portal/accounts`, { token: await svc.token(['shopsRead']) })).status, 403);
+});
+
+t.test('a hash made at an older cost still signs in, and is made anew at the current cost by that sign-in', async (t) => {
+  await accountWithPassword('older@example.com', 'backoffice', 'an-older-password');
+  const older = await hashPassword('an-older-password', { N: 16_384, r: 8, p: 1 });
+  await svc.sql`update portal_accounts set password_hash = ${older} where email = 'older@example.com'`;
+  const { res } = await signIn('older@example.com', 'an-older-password');
+  t.equal(res.status, 200, 'the older hash verifies');
+  const [row] = await svc.sql<{ password_hash: string }[]>`select password_hash from portal_accounts where email = 'older@example.com'`;
+  t.match(row?.password_hash, /^scrypt\$131072\$8\$1\$/, 'and is replaced by one at N = 2^17');
+  t.equal((await signIn('older@example.com', 'an-older-password')).res.status, 200, 'which signs in');
+  t.equal((await signIn('older@example.com', 'not-the-password')).res.status, 403, 'and refuses another password');
+});
+
+t.test('a one-time password hashed at the older cost still signs in, and a wrong one is refused', async (t) => {
+  const created = await svc.request('POST', `${p}/portal/accounts`, { token: admin, body: { email: 'waiting@example.com', role: 'backoffice' } });
+  t.equal(created.status, 201, created.text);
+  const older = await hashPassword(created.body.password, { N: 16_384, r: 8, p: 1 });
+  await svc.sql`update portal_accounts set password_hash = ${older} where email = 'waiting@example.com'`;
+  t.equal((await signIn('waiting@example.com', 'not-the-password')).res.status, 403, 'a wrong password is refused (verified beside a dummy at N = 2^17)');
+  const { res } = await signIn('waiting@example.com', created.body.password);
+  t.equal(res.status, 200, 'the one-time password signs in');
+  t.equal(res.body.account.passwordChangeRequired, true, 'and only lets its holder choose one');
+});
+
+t.test('a malformed session cookie is a 403, not a 500', async (t) => {
+  for (const cookie of ['portal_session=%E0%A4%A', 'other=1; portal_session=%']) {
+    const session = await svc.request('GET', '/portal/api/session', { headers: { cookie } });
+    t.equal(session.status, 403, `GET /portal/api/session with ${cookie}`);
+    t.match(session.body, { type: 'forbidden', message: /malformed/ });
+    t.equal((await svc.request('GET', `${p}/shops`, { headers: { cookie } })).status, 403, `an API route with ${cookie}`);
+    const change = await svc.request('PUT', '/portal/api/session/password', { headers: { cookie, origin }, body: { currentPassword: 'x', newPassword: 'a-good-password-2' } });
+    t.equal(change.status, 403, `a password change with ${cookie}`);
+  }
+  t.equal((await svc.request('GET', `${p}/shops`, { headers: { cookie: 'other=%E0%A4%A' }, token: await svc.token(['shopsRead']) })).status, 200, "another cookie's value is not read");
+});
+
+t.test('wrong current passwords of a password change count as failed sign-ins: five lock the account', async (t) => {
+  const browser = await accountWithPassword('change@example.com', 'backoffice', 'the-current-one');
+  const change = (currentPassword: string) => browser.request('PUT', '/portal/api/session/password', { body: { currentPassword, newPassword: 'a-new-password-1' } });
+  for (let i = 1; i <= 4; i++) t.match(await change(`wrong-${i}`), { status: 403, body: { type: 'forbidden' } }, `wrong current password ${i}`);
+  t.match(await change('wrong-5'), { status: 403, body: { type: 'account_locked' } }, 'the fifth locks the account');
+  t.match(await change('the-current-one'), { status: 403, body: { type: 'account_locked' } }, 'the right one is refused while locked');
+  t.equal((await signIn('change@example.com', 'the-current-one')).res.body.type, 'account_locked', 'so is a sign-in');
+  const [row] = await svc.sql<{ password_hash: string }[]>`select password_hash from portal_accounts where email = 'change@example.com'`;
+  t.match(row?.password_hash, /^scrypt\$/, 'the password is unchanged');
+});
+
+t.test('the session cookie is Secure whenever PUBLIC_BASE_URL is https, also when a TLS proxy speaks plain http to the edge', async (t) => {
+  await accountWithPassword('proxied@example.com', 'backoffice', 'a-proxied-password');
+  const edge = await startMoreEdge(t, svc, { PUBLIC_BASE_URL: 'https://checkout.example.com' });
+  const res = await edge.request('POST', '/portal/api/session', { body: { project: TestProject, email: 'proxied@example.com', password: 'a-proxied-password' } });
+  t.equal(res.status, 200, res.text);
+  t.match(res.headers.get('set-cookie'), /^portal_session=[A-Za-z0-9_-]+; .*; Secure$/, 'Secure over plain http');
+  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const out = await edge.request('DELETE', '/portal/api/session', { headers: { cookie, origin: 'https://checkout.example.com' } });
+  t.equal(out.status, 204);
+  t.match(out.headers.get('set-cookie'), /Max-Age=0; Secure$/, 'and so is the cookie that clears it');
 });

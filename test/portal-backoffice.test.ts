@@ -5,8 +5,8 @@ import { p, seedCheckout } from './support/checkout.js';
 import { startTestService } from './support/service.js';
 
 /**
- * The back office in Chromium: a catalog file with a bad line imported (the line and its message
- * shown), a coupon edited in two tabs (the second sees "changed meanwhile", reloads or overwrites)
+ * The back office in Chromium: a German Excel export (Windows-1252) with bad lines imported (each
+ * line and why shown), a coupon edited in two tabs (the second sees "changed meanwhile", reloads or overwrites)
  * with an image uploaded, a promotion configuration edited as JSON (its error pointing at the path),
  * tried on a cart and activated.
  */
@@ -18,15 +18,26 @@ if (chromiumPresent(t)) {
   const { context, page } = await newPortalPage(browser, svc);
   await signInThroughPortal(page, backoffice);
 
-  t.test('imports a catalog file with one bad line, showing the line and its message', async (t) => {
+  t.test('imports a German Excel export with bad lines, showing each line and why; the CSV parser loads only then', async (t) => {
+    const chunks: string[] = [];
+    page.on('request', (request) => {
+      if (/\/portal\/chunk-[\w-]+\.js$/.test(request.url())) chunks.push(request.url());
+    });
     await page.getByRole('link', { name: 'Katalog' }).click();
     await page.getByRole('button', { name: 'Produkt WATER anzeigen' }).waitFor();
-    const csv = ['sku;name;taxCategory', 'TEA;Grüner Tee;normal', ';Ohne Nummer;normal', 'COCOA;"Kakao; fein";reduced', ''].join('\n');
-    await page.getByLabel('Datei (ndjson oder CSV)').setInputFiles({ name: 'produkte.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    // As Excel saves "CSV (Trennzeichen-getrennt)": Windows-1252 (ü is one byte, 0xFC), CRLF.
+    const csv = ['sku;name;taxCategory', 'TEA;Grüner Tee;normal', ';Ohne Nummer;normal', 'COCOA;"Kakao; fein";reduced', 'PIE;"Kuchen;normal', 'MATE;Maté "Yerba";normal', ''].join('\r\n');
+    await page.getByLabel('Datei (ndjson oder CSV)').setInputFiles({ name: 'produkte.csv', mimeType: 'text/csv', buffer: Buffer.from(csv, 'latin1') });
+    t.equal(await page.getByLabel('Zeichensatz').inputValue(), 'auto', 'the character set is found unless chosen');
+    t.same(chunks, [], 'the CSV parser is not loaded with the portal');
     await page.getByRole('button', { name: 'Import starten' }).click();
-    await page.getByText('Fertig: 2 Produkte gespeichert, 1 Zeile fehlerhaft.').waitFor();
-    t.equal(await page.getByRole('progressbar', { name: 'Importfortschritt' }).getAttribute('value'), '3', 'the bar is full');
-    t.match(await page.locator('.failed-lines').textContent(), /^Zeile 3.*sku/, 'the bad line, by its line in the file, with the API\'s message');
+    await page.getByText('Gelesen als Windows-1252, Spalten durch Semikolon getrennt. Fertig: 3 Produkte gespeichert, 2 Zeilen fehlerhaft.').waitFor();
+    t.equal(chunks.length, 1, 'it is loaded when a CSV file is read');
+    t.equal(await page.getByRole('progressbar', { name: 'Importfortschritt' }).getAttribute('value'), '4', 'the bar is full: the four lines read');
+    t.same(await page.locator('.failed-lines li').allTextContents(), [
+      'Zeile 3: sku: Invalid input: expected string, received undefined',
+      'Zeile 5: Ein Feld in Anführungszeichen endet nicht mit einem Anführungszeichen vor dem nächsten Trennzeichen (Anführungszeichen im Feld werden verdoppelt: ""); die Zeile wurde nicht gelesen, weiter ab der nächsten.',
+    ], "each bad line by its line in the file: the API's message, and what could not be read");
     await assertAccessible(t, page, 'catalog import');
 
     await page.getByLabel('Name, SKU oder Code').fill('Kakao');
@@ -42,6 +53,8 @@ if (chromiumPresent(t)) {
     await assertAccessible(t, page, 'catalog product');
     const stored = await svc.request('GET', `${p}/products/sku/COCOA`, { token: await svc.token(['productsRead']) });
     t.match(stored.body, { sku: 'COCOA', name: 'Kakao; fein' }, 'the CSV row was read with its quoted separator');
+    t.match((await svc.request('GET', `${p}/products/sku/TEA`, { token: await svc.token(['productsRead']) })).body, { name: 'Grüner Tee' }, 'with its umlaut');
+    t.match((await svc.request('GET', `${p}/products/sku/MATE`, { token: await svc.token(['productsRead']) })).body, { name: 'Maté "Yerba"' }, 'a quote inside a field is a character');
   });
 
   t.test('a coupon edited in two tabs: the second sees the conflict, reloads, then overwrites', async (t) => {

@@ -39,9 +39,9 @@ if (chromiumPresent(t)) {
   };
 
   /** Whether a .creds file connects to the file's NATS and reads its integration's consumer (the error when not). */
-  const readsConsumer = async (creds: string, nats: { consumer: string; inboxPrefix: string }): Promise<true | unknown> => {
+  const readsConsumer = async (creds: string, nats: { consumer: string }): Promise<true | unknown> => {
     try {
-      const nc = await connect({ servers: svc.natsUrl, authenticator: credsAuthenticator(new TextEncoder().encode(creds)), inboxPrefix: nats.inboxPrefix, maxReconnectAttempts: 0 });
+      const nc = await connect({ servers: svc.natsUrl, authenticator: credsAuthenticator(new TextEncoder().encode(creds)), maxReconnectAttempts: 0 });
       try {
         await (await jetstream(nc).consumers.get('EVENTS', nats.consumer)).info();
         return true;
@@ -172,6 +172,31 @@ if (chromiumPresent(t)) {
     t.equal(await hook.getByText(/whsec_/).count(), 0, 'hidden once saved');
   });
 
+  t.test('says that a NATS access made before integrations had accounts of their own must be rotated, until it is', async (t) => {
+    const made = await svc.request('POST', `${p}/integrations`, { token, body: { name: 'Altkasse', kind: 'nats' } });
+    t.equal(made.status, 201, made.text);
+    // As an earlier version left it: its credential was a user of the platform's account.
+    await svc.sql`update integrations set nats_account = null, user_issued_at = null where id = ${made.body.id}`;
+    await page.getByRole('link', { name: 'Konten' }).click();
+    await page.getByRole('heading', { name: 'Konto anlegen' }).waitFor();
+    await page.getByRole('link', { name: 'Integrationen' }).click();
+    const entry = page.getByRole('article', { name: 'Altkasse' });
+    const note = entry.getByText(/verbindet nicht mehr\. Erneuern Sie sie/);
+    await note.waitFor();
+    t.equal(await note.getAttribute('role'), 'status', 'the entry says its file no longer connects and what to do');
+    await assertAccessible(t, page, 'a NATS access to be rotated');
+
+    await entry.getByRole('button', { name: 'Zugangsdatei erneuern (Altkasse)' }).click();
+    await page.getByRole('dialog', { name: 'Zugangsdatei von Altkasse erneuern?' }).getByRole('button', { name: 'Ja, erneuern und die bisherige sperren' }).click();
+    const rotated = await entry.getByRole('region', { name: 'Zugangsdatei für Altkasse' }).getByLabel('Inhalt der Datei Altkasse.creds').inputValue();
+    const access = await named('Altkasse');
+    t.match(access.nats, { reissueRequired: false, account: /^A/ }, 'it has an account of its own now');
+    t.equal(await readsConsumer(rotated, access.nats), true, 'and the new file reads its consumer');
+    await note.waitFor({ state: 'detached' });
+    t.match(await entry.textContent(), /NATS-Konto/, 'the entry names its account instead');
+    await svc.request('DELETE', `${p}/integrations/${made.body.id}`, { token });
+  });
+
   t.test("lists a webhook's deliveries after a sale with their results in words, and sends one again", async (t) => {
     const hook = await named('Warenwirtschaft');
     // The receiver fails the first request, lets the next one time out, then takes everything.
@@ -213,6 +238,29 @@ if (chromiumPresent(t)) {
     t.equal(await finalRows.count(), attemptsOfFinal + 1, 'the new attempt is listed');
     t.match(await finalRows.first().textContent(), new RegExp(`order\\.final.*${attemptsOfFinal + 1}zugestellt \\(HTTP 200\\)`), 'newest first, with its number and result');
     t.equal(receiver.received('/erp').filter((r) => r.headers['webhook-id'] === final.headers['webhook-id']).length, before + 1, 'the receiver got it again, under the same webhook-id');
+
+    // Older attempts than fit one page (25): the next page by the list's link, and back.
+    await svc.sql`
+      insert into webhook_attempts (project, integration_id, event_id, event_type, attempt, at, status, duration_ms, response)
+      select ${p.slice(1)}, ${hook.id}, 'evt-older-' || lpad(i::text, 2, '0'), 'coupon.deleted', 1, now() - interval '1 hour' - i * interval '1 minute', '503', 3, 'older'
+      from generate_series(1, 40) i`;
+    await list.getByRole('button', { name: 'Zustellungen neu laden (Warenwirtschaft)' }).click();
+    const counted = async () => Number(/(\d+) Zustellversuche, die neuesten zuerst/.exec((await list.textContent()) ?? '')?.[1] ?? 0);
+    const total = await settled(counted, (n) => n >= attempts + 1 + 40);
+    const rowTexts = async () => (await list.getByRole('row').allTextContents()).slice(1);
+    const firstPage = await rowTexts();
+    await list.getByRole('button', { name: 'Nächste Seite' }).click();
+    await list.getByText(`Seite 2 von ${Math.ceil(total / 25)}`).waitFor();
+    const secondPage = await settled(rowTexts, (rows) => rows.length > 0 && rows[0] !== firstPage[0]);
+    t.equal(firstPage.length, 25, 'the first page holds 25');
+    t.equal(secondPage.length, Math.min(25, total - 25), 'the second the next ones');
+    t.same(secondPage.filter((row) => firstPage.includes(row)), [], 'none of the first page again');
+    await list.getByRole('button', { name: 'Vorherige Seite' }).click();
+    await list.getByText(`Seite 1 von ${Math.ceil(total / 25)}`).waitFor();
+    await list.getByRole('row').filter({ hasText: 'order.final' }).first().waitFor();
+    t.pass('back on the first page, with the newest');
+    await svc.sql`delete from webhook_attempts where event_id like 'evt-older-%'`;
+    await list.getByRole('button', { name: 'Zustellungen neu laden (Warenwirtschaft)' }).click();
   });
 
   t.test("disables a webhook (saying why; nothing is sent again) and enables it again", async (t) => {

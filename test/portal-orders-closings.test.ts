@@ -4,6 +4,7 @@ import type { Page } from 'playwright-core';
 import t from 'tap';
 import { assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, screenshot, signInThroughPortal, Viewports } from './support/browser.js';
 import { p, seedCheckout } from './support/checkout.js';
+import { insertOrder, orderDocument } from './support/closing.js';
 import { startTestService } from './support/service.js';
 
 /**
@@ -203,5 +204,27 @@ if (chromiumPresent(t)) {
     await phone.page.getByRole('button', { name: 'Abschluss 1 öffnen' }).waitFor();
     await assertFitsWidth(t, phone.page, 'closings on a phone');
     await phone.context.close();
+  });
+
+  t.test("an order in forints shows its amounts in the subunit the API counts in (ISO 4217's two decimals, not Intl's none)", async (t) => {
+    const shops = await svc.token(['shopsWrite']);
+    await svc.request('POST', `${p}/shops`, { token: shops, body: { id: 's-huf', name: 'Budapest' } });
+    const order = orderDocument({ shop: 's-huf', lines: [{ type: 'default', sku: 'PAPRIKA', name: 'Paprika', amount: 2, price: 123_456, taxRate: '19' }] });
+    order.doc.currency = 'HUF';
+    order.doc.payments[0].currency = 'HUF';
+    await insertOrder(svc.sql, order);
+    await page.reload(); // the shop picker reads the shops once
+    await page.getByRole('link', { name: 'Bestellungen' }).click();
+    await page.getByLabel('Shop').selectOption('s-huf');
+    await page.getByRole('button', { name: 'Suchen' }).click();
+    await page.getByText('1 Bestellung', { exact: true }).waitFor();
+    // 246 912 fillér are 2 469,12 Ft (Intl's digits for HUF made it 246 912 Ft).
+    t.match(await page.getByRole('table').textContent(), /2\.469,12\sHUF/, 'the total in the list');
+    await page.getByRole('button', { name: 'Bestellung 1 öffnen' }).click();
+    const detail = page.getByRole('region', { name: /Bestellung 1/ });
+    await detail.waitFor();
+    t.match(await detail.textContent(), /Paprika21\.234,56\sHUF19 %2\.469,12\sHUF/, 'the line: amount 2, its price and total');
+    t.match(await detail.textContent(), /Bargeldbezahlt2\.469,12\sHUF/, 'the payment');
+    await page.getByRole('button', { name: 'Zurück zur Liste' }).click();
   });
 }

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { PosCheckoutProcess } from '../subjects/pos.js';
 import { createProcessFor, p, patchPos, seedCheckout } from './support/checkout.js';
 import type { HttpResponse } from './support/http.js';
 import { startTestService } from './support/service.js';
@@ -96,6 +97,9 @@ t.test('takes a checkout through processing to successful: the process pricing a
   const processing = await patch(id, { state: 'processing', processedBy: 'kasse-3' });
   t.equal(processing.status, 200, processing.text);
   t.same(processing.body, { ...initialView, state: 'processing', processedBy: 'kasse-3' }, 'the response is the whole updated process');
+  t.equal(processing.headers.get('content-type'), 'application/json; charset=utf-8');
+  const contract = PosCheckoutProcess.safeParse(processing.body);
+  t.ok(contract.success, contract.error?.message ?? 'the PoS view the worker wrote (the edge passes it on unparsed) follows its schema');
   t.same((await getPos(id)).body, processing.body);
   t.equal((await getProcess(id)).body.paymentState, 'processing', 'the payment state moved with it');
 

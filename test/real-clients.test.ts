@@ -3,6 +3,7 @@ import t, { type Test } from 'tap';
 import type { z } from 'zod';
 import * as decoders from './real-clients/sdk-decoders.js';
 import * as samples from './real-clients/samples.js';
+import { sdkBase32Decode, sdkTotp } from './support/app-sdk.js';
 import { startTestService, TestProject } from './support/service.js';
 
 /**
@@ -261,4 +262,30 @@ t.test('refuses text Postgres cannot store with a 400 naming the field, and keep
   t.match(batch.body[1].message, /^name .*U\+0000/);
   t.equal((await svc.request('GET', `${p}/products/sku/nul-1`, { token: admin })).status, 200, 'the good line is stored');
   t.equal((await svc.request('GET', `${p}/products/sku/nul-2`, { token: admin })).status, 404, 'the bad one is not');
+});
+
+t.test("the SDKs' sign-in: their own fixtures pass the decoders written down, and the platform's metadata, app user and token answers do too", async (t) => {
+  decodes(t, decoders.AndroidMetadata, samples.SdkFixtureMetadata, "the Android SDK's own metadata fixture decodes as Android decodes it");
+  decodes(t, decoders.AppUserAndToken, samples.SdkFixtureUsersResponse, "the iOS SDK's own app user fixture decodes");
+  t.notOk(decoders.AndroidMetadata.safeParse({ ...samples.SdkFixtureMetadata, projects: [{ ...samples.SdkFixtureMetadata.projects[0], customerCards: undefined }] }).success, 'a project without customerCards is lost on Android');
+  t.notOk(decoders.IosMetadata.safeParse(samples.SdkFixtureMetadata).success, 'iOS needs more of a project than the Android fixture has (its name)');
+
+  const owner = await svc.token(['projectsWrite']);
+  const made = await svc.request('POST', `${p}/clients`, { token: owner, body: { kind: 'app', name: 'SDK-App' } });
+  t.equal(made.status, 201, made.text);
+  const metadata = await svc.request('GET', `/metadata/app/${made.body.id}/android/4.2.0`);
+  decodes(t, decoders.AndroidMetadata, metadata.body, "the platform's metadata decodes as Android decodes it");
+  decodes(t, decoders.IosMetadata, metadata.body, 'and as iOS decodes it');
+  for (const shop of metadata.body.projects[0].shops) decodes(t, decoders.IosShop, shop, `its shop ${shop.id} decodes as the iOS SDK's Shop`);
+  const code = sdkTotp(sdkBase32Decode(made.body.secret), Math.floor(Date.now() / 1000));
+  const basic = (...parts: string[]) => `Basic ${Buffer.from(parts.join(':')).toString('base64')}`;
+  const user = await svc.request('POST', `${metadata.body.links.createAppUser.href}?project=${TestProject}`, { headers: { authorization: basic(made.body.id, code) } });
+  t.equal(user.status, 201, user.text);
+  decodes(t, decoders.AppUserAndToken, user.body, 'the new app user and its token decode as both SDKs decode them');
+  const tokenPath = `${metadata.body.projects[0].links.tokens.href}?role=retailerApp`;
+  const token = await svc.request('GET', tokenPath, { headers: { authorization: basic(made.body.id, code, user.body.appUser.id, user.body.appUser.secret) } });
+  t.equal(token.status, 200, token.text);
+  decodes(t, decoders.AppToken, token.body, 'a token decodes as both SDKs decode it');
+  const self = await svc.request('GET', metadata.body.links.appUser.href.replace('{appUserID}', user.body.appUser.id), { headers: { 'client-token': token.body.token } });
+  decodes(t, decoders.AppUserData, self.body, 'the app user decodes');
 });

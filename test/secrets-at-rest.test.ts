@@ -8,6 +8,7 @@ import { finishPayment, p, seedCheckout } from './support/checkout.js';
 import { startFiskalyStandIn } from './support/fiskaly-stand-in.js';
 import { fiscalizedOrder } from './support/fiscal.js';
 import { runBuilt } from './support/process.js';
+import { sdkBase32Decode, sdkTotp } from './support/app-sdk.js';
 import { startMoreWorkers, startTestService, TestCheckoutSecret, TestSecretsKey } from './support/service.js';
 
 /**
@@ -45,7 +46,17 @@ async function signedSale(): Promise<any> {
 
 const storedSecrets = async () => (await svc.sql<{ fiscalization: Record<string, string> }[]>`select fiscalization from project_settings where project = ${'acme-test01'}`)[0]!.fiscalization;
 
-t.test('a dump of the database holds none of the secrets: the TSE key, secret and PIN, integration credentials and webhook secrets, a kept answer\'s PoS password, the key itself', async (t) => {
+/** An app client whose key was rotated once (so two keys are stored), made before the dump. */
+let appClient: { id: string; secret: string; rotatedSecret: string } | undefined;
+
+/** Whether the app signs an app user in with a code of its newest key. */
+async function appSignsIn(): Promise<number> {
+  const code = sdkTotp(sdkBase32Decode(appClient!.rotatedSecret), Math.floor(Date.now() / 1000));
+  const res = await svc.request('POST', `/apps/${appClient!.id}/users?project=acme-test01`, { headers: { authorization: `Basic ${Buffer.from(`${appClient!.id}:${code}`).toString('base64')}` } });
+  return res.status;
+}
+
+t.test('a dump of the database holds none of the secrets: the TSE key, secret and PIN, integration credentials and webhook secrets, a kept answer\'s PoS password, client keys and secrets, the key itself', async (t) => {
   const integration = await svc.request('POST', `${p}/integrations`, { token: owner, body: { name: 'Dump', kind: 'nats' } });
   t.equal(integration.status, 201);
   const webhook = await svc.request('POST', `${p}/integrations`, { token: owner, body: { name: 'Dump hook', kind: 'webhook', url: 'http://127.0.0.1:9/hook', events: ['coupon.deleted'] } });
@@ -57,6 +68,17 @@ t.test('a dump of the database holds none of the secrets: the TSE key, secret an
   t.equal(pos.status, 201, pos.text);
   const replayed = await createPos();
   t.same([replayed.status, replayed.body.id, replayed.body.password], [201, pos.body.id, pos.body.password], 'the kept answer is replayed, its password too');
+  const app = await svc.request('POST', `${p}/clients`, { token: owner, body: { kind: 'app', name: 'Dump app' } });
+  const appRotated = await svc.request('POST', `${p}/clients/${app.body.id}/rotate`, { token: owner });
+  appClient = { id: app.body.id, secret: app.body.secret, rotatedSecret: appRotated.body.secret };
+  const service = await svc.request('POST', `${p}/clients`, { token: owner, body: { kind: 'service', name: 'Dump ERP', permissions: ['ordersRead'] } });
+  t.equal(await appSignsIn(), 201, 'the app signs in');
+  const clientSecrets = {
+    appKey: app.body.secret.replace(/=+$/, ''),
+    appKeyHex: sdkBase32Decode(app.body.secret).toString('hex'),
+    rotatedAppKey: appRotated.body.secret.replace(/=+$/, ''),
+    serviceSecret: service.body.secret,
+  };
   const order = await signedSale();
   t.equal(order.fiscalReference.logs.at(-1).error, undefined, 'fiskaly signed the sale');
   const { stdout: dump } = await run('pg_dump', ['--no-owner', svc.databaseUrl], { maxBuffer: 64 * 1024 * 1024 });
@@ -67,7 +89,7 @@ t.test('a dump of the database holds none of the secrets: the TSE key, secret an
   const posPassword = { posPassword: pos.body.password, posPasswordHex: Buffer.from(pos.body.password).toString('hex') };
   const [kept] = await svc.sql<Array<{ answer: Buffer }>>`select answer from idempotency_keys where answer is not null and project = ${'acme-test01'} order by created_at desc limit 1`;
   t.match(kept!.answer.toString('utf8'), /^sealed:v1:/, 'the kept answer is sealed');
-  for (const [what, secret] of Object.entries({ ...tse, seed, ...webhookSecrets, ...posPassword, key: TestSecretsKey })) {
+  for (const [what, secret] of Object.entries({ ...tse, seed, ...webhookSecrets, ...posPassword, ...clientSecrets, key: TestSecretsKey })) {
     t.notOk(secret && dump.includes(secret), `no ${what} in the dump`);
   }
 });
@@ -117,7 +139,7 @@ t.test('npm run reseal seals everything under a new key; workers with only the n
     DATA_DIR: svc.config.dataDir,
   });
   t.equal(await resealed.exited, 0, resealed.output());
-  t.match(resealed.output(), new RegExp(`3 tse secrets, 2 webhook secrets sealed under key ${newId}`), 'the TSE secrets, and the webhook secret with the one before it');
+  t.match(resealed.output(), new RegExp(`3 tse secrets, 2 webhook secrets, 2 client secrets sealed under key ${newId}`), 'the TSE secrets, the webhook secret with the one before it, the app key with the one before it');
   const stored = await storedSecrets();
   for (const field of ['apiKey', 'apiSecret', 'adminPin']) t.match(stored[field], new RegExp(`^sealed:v1:${newId}:`), `${field} under the new key`);
   const authority = JSON.parse(await readFile(svc.infra.natsAuth.authorityFile, 'utf8'));
@@ -131,4 +153,5 @@ t.test('npm run reseal seals everything under a new key; workers with only the n
   t.equal(order.fiscalReference.logs.at(-1).error, undefined, 'fiskaly signs with the secrets opened by the new key');
   const rotated = await svc.request('POST', `${p}/integrations`, { token: owner, body: { name: 'After', kind: 'nats' } });
   t.equal(rotated.status, 201, 'the workers issue NATS credentials with the resealed seeds');
+  t.equal(await appSignsIn(), 201, 'the app signs in with its key opened by the new key');
 });

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { Shop } from '../subjects/shops.js';
 import { startTestService, TestProject } from './support/service.js';
 
 const svc = await startTestService(t);
@@ -43,6 +44,9 @@ t.test('creates a shop with a generated id, answers 201 with Location, and retur
   const got = await svc.request('GET', `${base}/${res.body.id}`, { token: reader });
   t.equal(got.status, 200);
   t.same(got.body, res.body, 'what is read is what was created');
+  t.equal(got.headers.get('content-type'), 'application/json; charset=utf-8');
+  const contract = Shop.safeParse(got.body);
+  t.ok(contract.success, contract.error?.message ?? 'the shop the worker wrote (the edge passes it on unparsed) follows the Shop schema');
 });
 
 t.test('creates a shop with the id the client gives', async (t) => {

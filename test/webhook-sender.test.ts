@@ -5,73 +5,24 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
 import t, { type Test } from 'tap';
-import { readAnswer, type Answer } from '../actors/webhooks/answer.js';
-import { createSender, KeptResponseBytes, ReadBytes } from '../actors/webhooks/sender.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { getCACertificates, setDefaultCACertificates, type TLSSocket } from 'node:tls';
+import { createSender, KeptResponseBytes } from '../actors/webhooks/sender.js';
+import { startDnsStandIn } from './support/dns-stand-in.js';
 import { makeTlsFiles } from './support/tls.js';
+import { createResolver } from '../src/infra/destinations.js';
+import { createOutgoingHttp } from '../src/infra/outgoing-http.js';
+import { startRawHttp } from './support/raw-http.js';
+
+const resolve = createResolver({ timeoutMs: 2000 });
 
 /**
- * The webhook sender's HTTP/1.1 (actors/webhooks/sender.ts, answer.ts): answers read whole or in
- * pieces, kept connections, and what it refuses, against real sockets.
+ * The webhook sender on the platform's outgoing HTTP client (actors/webhooks/sender.ts,
+ * src/infra/outgoing-http.ts: undici): kept connections, answers kept in part, what it refuses, and
+ * the three faults of the hand-written client it replaced (a folded header line failed a whole
+ * answer, no TLS session was resumed, only a name's first address was tried), against real sockets.
+ * The folded lines are unfolded before undici reads them (src/infra/obs-fold.ts).
  */
-
-/** Reads `text` as an answer, given whole and byte by byte: both must read the same. */
-function read(text: string, maxBody = ReadBytes): { whole: Answer | undefined; bytewise: Answer | undefined; failed: string | undefined } {
-  const bytes = Buffer.from(text, 'latin1');
-  const reader = readAnswer(maxBody);
-  const whole = reader.push(bytes);
-  const pieces = readAnswer(maxBody);
-  let bytewise: Answer | undefined;
-  for (let i = 0; i < bytes.length && !bytewise; i++) bytewise = pieces.push(bytes.subarray(i, i + 1));
-  return { whole, bytewise, failed: reader.failed ?? pieces.failed };
-}
-
-t.test('reads answers by their length, chunked, or to the end of the connection', async (t) => {
-  const sized = read('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello');
-  t.match(sized.whole, { status: 200, reusable: true });
-  t.equal(sized.whole?.body.toString(), 'hello');
-  t.same(sized.bytewise, sized.whole, 'byte by byte, the same');
-
-  const chunked = read('HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: yes\r\n\r\n');
-  t.equal(chunked.whole?.body.toString(), 'hello, world', 'chunks joined, extensions and trailers skipped');
-  t.match(chunked.whole, { status: 202, reusable: true });
-  t.same(chunked.bytewise, chunked.whole);
-
-  const informational = read('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n');
-  t.match(informational.whole, { status: 204, reusable: true }, '1xx answers before the final one are skipped');
-  t.same(informational.bytewise, informational.whole);
-
-  const closing = readAnswer(ReadBytes);
-  t.equal(closing.push(Buffer.from('HTTP/1.0 200 OK\r\n\r\nuntil the ')), undefined, 'a body without a length waits for the connection to end');
-  t.equal(closing.push(Buffer.from('end')), undefined);
-  const ended = closing.end();
-  t.match(ended, { status: 200, reusable: false });
-  t.equal(ended?.body.toString(), 'until the end');
-
-  t.match(read('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok').whole, { status: 200, reusable: false }, 'Connection: close');
-  t.match(read('HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok').whole, { reusable: true }, 'HTTP/1.0 kept alive when it says so');
-  t.match(read('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5, max=100\r\nContent-Length: 0\r\n\r\n').whole, { keepAliveMs: 5000 });
-  t.match(read('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1').whole, { reusable: false }, 'bytes after the answer: the connection is not used again');
-});
-
-t.test('reads at most the first bytes of a long answer, and then stops', async (t) => {
-  const long = 'x'.repeat(10_000);
-  const sized = read(`HTTP/1.1 500 Internal Server Error\r\nContent-Length: ${long.length}\r\n\r\n${long}`, 100);
-  t.match(sized.bytewise, { status: 500, reusable: false }, 'answered once 100 bytes are read, not at the end (and the connection not kept)');
-  t.equal(sized.bytewise?.body.length, 100);
-  t.match(sized.whole, { status: 500, reusable: true }, 'an answer that came whole is read to its end');
-  t.equal(sized.whole?.body.length, 100);
-  const chunked = read(`HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\n${long.length.toString(16)}\r\n${long}\r\n0\r\n\r\n`, 100);
-  t.equal(chunked.bytewise?.body.length, 100);
-  t.match(chunked.bytewise, { reusable: false });
-});
-
-t.test('what is not an HTTP/1.x answer fails, with why', async (t) => {
-  t.match(read('SSH-2.0-OpenSSH_9.2\r\n\r\n').failed, /not an HTTP\/1\.x answer/);
-  t.match(read('HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nok').failed, /invalid content-length/);
-  t.match(read('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n').failed, /invalid chunk size/);
-  t.match(read('HTTP/1.1 101 Switching Protocols\r\n\r\n').failed, /switched protocols/);
-  t.match(read(`HTTP/1.1 200 OK\r\n${'X-Long: y\r\n'.repeat(2000)}`).failed, /head over/);
-});
 
 /** A server on loopback; answers its URL and the connections it was opened. */
 async function serve(t: Test, handle: Parameters<typeof createHttpServer>[1], setup?: (server: Server) => void) {
@@ -82,6 +33,15 @@ async function serve(t: Test, handle: Parameters<typeof createHttpServer>[1], se
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => server.closeAllConnections()));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => connections };
+}
+
+/** A certificate and key for loopback, the process trusting their CA until the test ends (as NODE_EXTRA_CA_CERTS in the bench). */
+async function trustedTls(t: Test) {
+  const files = await makeTlsFiles(await mkdtemp(path.join(tmpdir(), 'webhook-tls-')));
+  const system = getCACertificates('default');
+  setDefaultCACertificates([...system, await readFile(files.caFile, 'utf8')]);
+  t.teardown(() => setDefaultCACertificates(system));
+  return { cert: await readFile(files.certFile), key: await readFile(files.keyFile) };
 }
 
 const headers = { 'content-type': 'application/json', 'webhook-id': 'msg_1' };
@@ -97,15 +57,20 @@ t.test('sends over kept connections, and does not follow a redirect', async (t) 
       else response.writeHead(200).end('thanks');
     });
   });
-  const sender = createSender({ allowPrivate: true });
+  const sender = createSender({ allowPrivate: true, resolve }, 16);
   t.teardown(() => sender.close());
   const first = await sender.send(`${receiver.url}/hooks?x=1`, headers, '{"a":1}', 5000);
   t.match(first, { status: '200', delivered: true, response: 'thanks' });
   t.match(await sender.send(`${receiver.url}/hooks?x=1`, headers, '{"a":2}', 5000), { delivered: true });
   t.same(bodies, ['POST /hooks?x=1 msg_1 {"a":1}', 'POST /hooks?x=1 msg_1 {"a":2}'], 'the requests as sent');
-  t.equal(receiver.connections(), 1, 'both over one kept connection');
+  await sleep(20);
+  t.match(await sender.send(`${receiver.url}/hooks?x=1`, headers, '{"a":3}', 5000), { delivered: true });
+  t.ok(receiver.connections() <= 2, `over kept connections (${receiver.connections()} for three requests)`);
+  const before = receiver.connections();
+  await sleep(20);
   t.match(await sender.send(`${receiver.url}/moved`, headers, '{}', 5000), { status: '302', delivered: false, response: 'moved' }, 'a redirect is an answer that is not 2xx');
-  t.equal(bodies.length, 3, 'its location was not asked');
+  t.equal(bodies.length, 4, 'its location was not asked');
+  t.equal(receiver.connections(), before, 'a connection that was kept carried it');
 });
 
 t.test('keeps the first bytes of a chunked answer', async (t) => {
@@ -114,7 +79,7 @@ t.test('keeps the first bytes of a chunked answer', async (t) => {
     response.write('e'.repeat(300));
     response.end('r'.repeat(300));
   });
-  const sender = createSender({ allowPrivate: true });
+  const sender = createSender({ allowPrivate: true, resolve }, 16);
   t.teardown(() => sender.close());
   const sent = await sender.send(receiver.url, headers, '{}', 5000);
   t.match(sent, { status: '500', delivered: false });
@@ -127,7 +92,7 @@ t.test('a connection the receiver closed while idle is not used again', async (t
     (_request, response) => response.writeHead(204).end(),
     (server) => (server.keepAliveTimeout = 100),
   );
-  const sender = createSender({ allowPrivate: true });
+  const sender = createSender({ allowPrivate: true, resolve }, 16);
   t.teardown(() => sender.close());
   t.match(await sender.send(receiver.url, headers, '{}', 5000), { status: '204', delivered: true });
   await new Promise((resolve) => setTimeout(resolve, 400));
@@ -154,9 +119,10 @@ t.test('a kept connection the receiver closes as a request goes out: the request
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-  const sender = createSender({ allowPrivate: true });
+  const sender = createSender({ allowPrivate: true, resolve }, 16);
   t.teardown(() => sender.close());
   t.match(await sender.send(url, headers, '{}', 5000), { status: '200', delivered: true });
+  await sleep(20);
   t.match(await sender.send(url, headers, '{}', 5000), { status: '200', delivered: true, response: 'ok' }, 'delivered on the second connection');
   t.same(requests, [1, 1, 2], 'sent on the kept connection, then once more on a new one');
 
@@ -166,13 +132,13 @@ t.test('a kept connection the receiver closes as a request goes out: the request
   t.teardown(() => new Promise<void>((resolve) => closing.close(() => resolve())));
   let accepted = 0;
   closing.on('connection', () => accepted++);
-  t.match(await sender.send(`http://127.0.0.1:${(closing.address() as AddressInfo).port}`, headers, '{}', 5000), { status: 'connection_failed' });
+  t.match(await sender.send(`http://127.0.0.1:${(closing.address() as AddressInfo).port}`, headers, '{}', 5000), { status: 'connection_failed', response: /other side closed|socket/i });
   t.equal(accepted, 1, 'one connection, one try');
 });
 
 t.test('a receiver that does not answer in time, closes the connection, or is not there fails the attempt', async (t) => {
   const hanging = await serve(t, () => {});
-  const sender = createSender({ allowPrivate: true });
+  const sender = createSender({ allowPrivate: true, resolve }, 16);
   t.teardown(() => sender.close());
   const started = Date.now();
   t.match(await sender.send(hanging.url, headers, '{}', 300), { status: 'timeout', delivered: false, response: 'no answer within 300 ms' });
@@ -190,10 +156,117 @@ t.test('a receiver that does not answer in time, closes the connection, or is no
   t.match(await sender.send(`http://127.0.0.1:${port}`, headers, '{}', 5000), { status: 'connection_failed', response: /ECONNREFUSED/ });
 });
 
+t.test('an answer with a folded header line is read as RFC 9112 asks: delivered, the fold read as spaces', async (t) => {
+  // obs-fold (RFC 9112 5.2): a header value continued on the next line after SP or HTAB. undici's
+  // parser refuses it; src/infra/obs-fold.ts replaces each fold with spaces before it reads.
+  const folded = 'HTTP/1.1 200 OK\r\nX-Note: first part\r\n  and the second\r\nContent-Length: 8\r\n\r\nreceived';
+  const raw = await startRawHttp(t, (request) => (request.head.startsWith('POST /cut') ? folded.match(/[^]{1,5}/g)! : folded));
+  const sender = createSender({ allowPrivate: true, resolve }, 16);
+  t.teardown(() => sender.close());
+  t.match(await sender.send(`${raw.url}/`, headers, '{}', 5000), { status: '200', delivered: true, response: 'received' });
+  t.match(await sender.send(`${raw.url}/cut`, headers, '{}', 5000), { status: '200', delivered: true, response: 'received' }, 'in reads of five bytes (the fold cut across them)');
+  const http = createOutgoingHttp({ policy: { allowPrivate: true, resolve }, connectionsPerOrigin: 1, maxBodyBytes: 100 });
+  t.teardown(() => http.close());
+  const answer = await http.request(`${raw.url}/`, { method: 'GET', headers: {}, timeoutMs: 5000 });
+  t.match(answer, { kind: 'answer', status: 200, headers: { 'x-note': 'first part    and the second', 'content-length': '8' } }, 'the fold (CRLF and two SP) as four SP');
+});
+
+t.test('a folded answer over TLS is delivered: the fold is undone above TLS', async (t) => {
+  const raw = await startRawHttp(t, () => 'HTTP/1.1 202 Accepted\r\nX-Note: a\r\n\tb\r\nContent-Length: 2\r\n\r\nok', await trustedTls(t));
+  const sender = createSender({ allowPrivate: true, resolve }, 1);
+  t.teardown(() => sender.close());
+  t.match(await sender.send(`${raw.url}/hooks`, headers, '{}', 5000), { status: '202', delivered: true, response: 'ok' });
+  t.match(await sender.send(`${raw.url}/hooks`, headers, '{}', 5000), { status: '202', delivered: true, response: 'ok' });
+  t.equal(raw.connections(), 1, 'on one kept connection (one a receiver at most)');
+});
+
+t.test('on a kept connection, an answer after bodies and chunks that hold CRLF and a space is unfolded, and they pass untouched', async (t) => {
+  const answers = [
+    'HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nok\r\n X: y\r\n',
+    // Chunks whose bytes look like folds, and a folded trailer.
+    'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7\r\nline\r\n \r\n6\r\n\tnext\n\r\n0\r\nX-Trailer: t\r\n u\r\n\r\n',
+    'HTTP/1.1 200 OK\r\nX-Note: a\r\n b\r\nContent-Length: 4\r\n\r\nlast',
+  ];
+  const raw = await startRawHttp(t, (request) => answers[request.onConnection]!);
+  const sender = createSender({ allowPrivate: true, resolve }, 1);
+  t.teardown(() => sender.close());
+  const sent = [];
+  for (let i = 0; i < answers.length; i++) sent.push(await sender.send(`${raw.url}/hooks`, headers, '{}', 5000));
+  t.match(sent, [
+    { status: '200', delivered: true, response: 'ok\r\n X: y\r\n' },
+    { status: '200', delivered: true, response: 'line\r\n \tnext\n' },
+    { status: '200', delivered: true, response: 'last' },
+  ]);
+  t.same(raw.requests.map((r) => r.onConnection), [0, 1, 2], 'all three on one connection (one a receiver at most)');
+  t.equal(raw.connections(), 1);
+});
+
+t.test('bytes after an answer\'s end still end the kept connection before it carries another request', async (t) => {
+  // A 204 with a body: undici reads the body as the start of the next answer and closes the
+  // connection; the unfolder hands such bytes on at once rather than hold them as a head.
+  let answered = 0;
+  const raw = await startRawHttp(t, () => (answered++ === 0 ? 'HTTP/1.1 204 No Content\r\n\r\nok' : 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
+  const sender = createSender({ allowPrivate: true, resolve }, 1);
+  t.teardown(() => sender.close());
+  t.match(await sender.send(`${raw.url}/hooks`, headers, '{}', 5000), { status: '204', delivered: true });
+  await sleep(20);
+  t.match(await sender.send(`${raw.url}/hooks`, headers, '{}', 5000), { status: '200', delivered: true });
+  t.same(raw.requests.map((r) => r.onConnection), [0, 0], 'each request sent once, the second on a new connection');
+  t.equal(raw.connections(), 2);
+});
+
+t.test('a fold does not make what undici refuses readable: a length across lines, a space before the first field, bare LF', async (t) => {
+  const answers: Record<string, string> = {
+    '/length': 'HTTP/1.1 200 OK\r\nContent-Length: 1\r\n 0\r\n\r\n0123456789',
+    '/first': 'HTTP/1.1 200 OK\r\n X-Note: a\r\nContent-Length: 2\r\n\r\nok',
+    '/lf': 'HTTP/1.1 200 OK\nX-Note: a\n b\nContent-Length: 2\n\nok',
+  };
+  const raw = await startRawHttp(t, (request) => answers[request.head.split(' ')[1]!]!);
+  const sender = createSender({ allowPrivate: true, resolve }, 16);
+  t.teardown(() => sender.close());
+  // "1   0" once unfolded: undici and its parser do not agree on it, and the call fails.
+  t.match(await sender.send(`${raw.url}/length`, headers, '{}', 5000), { status: 'connection_failed', delivered: false, response: /content-length/i }, 'a length across lines');
+  for (const path of ['/first', '/lf']) {
+    t.match(await sender.send(`${raw.url}${path}`, headers, '{}', 5000), { status: 'connection_failed', delivered: false, response: /does not match the HTTP\/1\.1 protocol/ }, path);
+  }
+});
+
+t.test('a new TLS connection to a receiver resumes the session of the one before', async (t) => {
+  const resumed: boolean[] = [];
+  const server = createTlsServer(await trustedTls(t), (socket: TLSSocket) => {
+    resumed.push(socket.isSessionReused());
+    socket.on('error', () => {});
+    // Answers, then closes: the next delivery needs a new connection.
+    socket.once('data', () => socket.end('HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n'));
+  });
+  server.on('tlsClientError', () => {});
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const sender = createSender({ allowPrivate: true, resolve }, 16);
+  t.teardown(() => sender.close());
+  const url = `https://localhost:${(server.address() as AddressInfo).port}/hooks`;
+  for (let i = 0; i < 3; i++) {
+    t.match(await sender.send(url, headers, '{}', 5000), { status: '204', delivered: true });
+    await sleep(20);
+  }
+  t.same(resumed, [false, true, true], 'a full handshake once, then sessions resumed');
+});
+
+t.test('a name whose first address does not answer is reached at its next one', async (t) => {
+  const receiver = await serve(t, (_request, response) => response.writeHead(204).end());
+  const port = new URL(receiver.url).port;
+  // ::1 comes first and nothing listens there on this port; 127.0.0.1 does.
+  const dns = await startDnsStandIn(t, { 'two.example': ['::1', '127.0.0.1'] });
+  const sender = createSender({ allowPrivate: true, resolve: createResolver({ timeoutMs: 1000, servers: [dns.server] }) }, 16);
+  t.teardown(() => sender.close());
+  t.match(await sender.send(`http://two.example:${port}/`, headers, '{}', 5000), { status: '204', delivered: true });
+  t.equal(receiver.connections(), 1);
+});
+
 t.test('checks where a name leads when it connects, and speaks TLS with checked certificates', async (t) => {
   const receiver = await serve(t, (_request, response) => response.writeHead(204).end());
   const port = new URL(receiver.url).port;
-  const strict = createSender({ allowPrivate: false });
+  const strict = createSender({ allowPrivate: false, resolve }, 16);
   t.teardown(() => strict.close());
   t.match(await strict.send(`https://localhost:${port}/`, headers, '{}', 5000), { status: 'connection_failed', response: /loopback or private address/ }, 'a name that resolves to loopback, refused when it connects');
 
@@ -206,7 +279,7 @@ t.test('checks where a name leads when it connects, and speaks TLS with checked 
   tls.on('tlsClientError', () => {});
   await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => tls.close(() => resolve())));
-  const sender = createSender({ allowPrivate: true });
+  const sender = createSender({ allowPrivate: true, resolve }, 16);
   t.teardown(() => sender.close());
   const sent = await sender.send(`https://localhost:${(tls.address() as AddressInfo).port}/`, headers, '{}', 5000);
   t.match(sent, { status: 'connection_failed', delivered: false }, 'a certificate no trusted CA signed is refused');

@@ -257,7 +257,7 @@ function outboxEvents(p: ProcessRecord, events: readonly ChangeEvent[], at: Date
 }
 
 /** The outbox rows of the fulfillment calls a change queues: jobs, each published once (Nats-Msg-Id). */
-function fulfillmentJobs(p: ProcessRecord, jobs: readonly FulfillmentJobRef[]): db.OutboxEvent[] {
+export function fulfillmentJobs(p: ProcessRecord, jobs: readonly FulfillmentJobRef[]): db.OutboxEvent[] {
   return jobs.map(({ fulfillmentID, call }) => {
     const f = fulfillmentOf(p, fulfillmentID)!;
     const payload: FulfillmentJob = {
@@ -277,7 +277,7 @@ function fulfillmentJobs(p: ProcessRecord, jobs: readonly FulfillmentJobRef[]): 
  * The fiscal finish job of a process that just ended: a paid one (`paid`: its amount) is a receipt
  * (Beleg^...), an aborted or failed one an abort receipt.
  */
-function fiscalFinishJob(p: ProcessRecord, paid: number | undefined): db.OutboxEvent {
+export function fiscalFinishJob(p: ProcessRecord, paid: number | undefined): db.OutboxEvent {
   const base: FiscalJob = { project: p.project, processID: p.id, shopID: p.shopID, step: 'finish', processType: FiscalProcessTypes.receipt };
   if (paid === undefined) return fiscalJob({ ...base, processData: AbortProcessData });
   const gross = grossPerRate(p.pricing);

@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
+import { JobsKeptDays } from '../../src/messaging/jobs.js';
 import type { CheckoutInfo } from '../../subjects/checkout.js';
 import type { PaymentState, Pricing } from '../../subjects/checkout-process.js';
 import type { Order } from '../../subjects/orders.js';
@@ -137,6 +138,27 @@ export async function findProcessOfFulfillment(db: Db, project: string, fulfillm
 export async function findProcess(db: Db, project: string, id: string): Promise<StoredProcess | undefined> {
   const [row] = await db<ProcessRow[]>`select * from checkout_processes where project = ${project} and id = ${id}`;
   return row && toStored(row);
+}
+
+/**
+ * Work of the processes that Postgres says is not done, for a resend after JOBS was lost
+ * (actors/outbox/resend.ts): the ended processes of the last JobsKeptDays whose order waits for its
+ * TSE finish (with the order's state), and the processes whose fulfillments have calls queued and
+ * not answered. Both read whole tables (a heal is rare): orders by their finalization time, processes
+ * by a filter on their fulfillments.
+ */
+export async function processesWithUndoneWork(db: Db): Promise<{ unsigned: Array<{ record: ProcessRecord; state: string }>; calling: ProcessRecord[] }> {
+  const unsigned = await db<Array<ProcessRow & { order_state: string }>>`
+    select p.*, o.state as order_state from orders o
+    join checkout_processes p on p.project = o.project and p.id = o.id
+    where o.fiscal_pending and o.finalized_at > now() - ${JobsKeptDays} * interval '1 day'
+      and not exists (select from fiscal_transactions t where t.project = o.project and t.process_id = o.id and t.finish_log is not null)`;
+  const calling = await db<ProcessRow[]>`
+    select * from checkout_processes
+    where fulfillments <> '[]'::jsonb and created_at > now() - ${JobsKeptDays} * interval '1 day'
+      and exists (select from jsonb_array_elements(fulfillments) f
+                  where exists (select from jsonb_array_elements_text(f -> 'queued') q(call) where not (f -> 'answered') ? q.call))`;
+  return { unsigned: unsigned.map((row) => ({ record: toStored(row).record, state: row.order_state })), calling: calling.map((row) => toStored(row).record) };
 }
 
 export async function listProcessesOfShop(db: Db, project: string, shop: string, limit: number): Promise<ProcessRecord[]> {

@@ -7,6 +7,7 @@ import { createMailboxes } from '../../src/messaging/mailbox.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { batchesPath, closings, closingWorkSubject, ClosingWork, logPath } from '../../subjects/closings.js';
 import { jobFilter } from '../../subjects/jobs.js';
+import { resendJobs } from '../outbox/resend.js';
 import { findShop } from '../shops/sql.js';
 import { appendBatch, type BatchWork } from './batch.js';
 import * as batches from './batch-sql.js';
@@ -15,6 +16,7 @@ import { findLog, logChunk } from './log-sql.js';
 import { writeLogs, type LogWriterDeps } from './logs.js';
 import * as jobs from './job-sql.js';
 import * as read from './read-sql.js';
+import { undoneClosingWork } from './resend-sql.js';
 import * as db from './sql.js';
 import { logLinkName, toJob, toSummary } from './views.js';
 
@@ -206,6 +208,12 @@ export function createClosingSequenceActor(deps: ClosingSequenceDeps): ClosingSe
           // process leave the pool to checkouts when every shop closes at midnight (add worker
           // processes to close more shops at once).
           concurrency: 2,
+          // JOBS lost: the closings asked for (report jobs, fire times) and not made, the logs not written, the batches not appended go again from Postgres.
+          resend: async (life: string) => {
+            const sent = await resendJobs(sql, 'closing', life, undoneClosingWork);
+            if (sent !== undefined) log.warn({ jobs: sent }, 'closing work not done was sent again from Postgres (JOBS was lost)');
+            deps.eventsWritten();
+          },
         },
         work,
       ),

@@ -8,6 +8,8 @@ import { FiscalJob, FiscalJobFilter, TseOutagePrefix, type FiscalizationSettings
 import { receiptJob } from '../../subjects/receipts.js';
 import type { ProviderResult, SignedLog, StartedTransaction, TransactionAddress, TseProvider } from './provider.js';
 import * as db from './sql.js';
+import { undoneProcessJobs } from '../checkout-process/resend.js';
+import { resendJobs } from '../outbox/resend.js';
 
 /**
  * The fiscal pool: a consumer of the JOBS stream's `fiscal` jobs (src/messaging/jobs.ts), which the
@@ -62,7 +64,7 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
   /**
    * A batch of jobs (those that arrived together) costs one read, the provider's calls (side by
    * side; the local signer signs them with one read and one write), one statement for the starts
-   * and one for the finishes, whatever its size.
+   * and one transaction for the finishes, whatever its size.
    */
   const handleBatch = async (jobs: readonly Job[]): Promise<JobOutcome[]> => {
     const parsed = jobs.map((job) => readJob(FiscalJob, job, log, 'fiscal job'));
@@ -200,6 +202,12 @@ export function startFiscalJobs(deps: FiscalJobsDeps): Promise<JobConsumer> {
       maxAttempts: deps.maxAttempts,
       concurrency: deps.concurrency,
       gatherMs: BatchGatherMs,
+      // JOBS lost: every ended sale whose TSE finish is not recorded is signed from Postgres (a finish recorded meanwhile makes its job do nothing).
+      resend: async (life: string) => {
+        const sent = await resendJobs(sql, 'fiscal', life, async (tx) => (await undoneProcessJobs(tx)).fiscal);
+        if (sent !== undefined) log.warn({ jobs: sent }, 'TSE finishes not recorded were sent again from Postgres (JOBS was lost)');
+        eventsWritten();
+      },
     },
     (jobs) => {
       const outcomes = handleBatch(jobs);

@@ -1,7 +1,7 @@
 import type { Sql } from '../../src/infra/postgres.js';
 import type { FiscalizationSettings, FiscalLogEntry, FiscalReference, SecurityDeviceModule } from '../../subjects/fiscal.js';
 import { recordedReference } from '../orders/sql.js';
-import type { OutboxEvent } from '../outbox/sql.js';
+import { insertOutbox, type OutboxEvent } from '../outbox/sql.js';
 
 /** The statements of the fiscal jobs (handler.ts). */
 
@@ -88,12 +88,16 @@ export interface FinishRecord {
 }
 
 /**
- * Records finished transactions (one statement for a batch, at most one per process), each once:
+ * Records finished transactions (one transaction of two statements for a batch, at most one per process), each once:
  * the transaction row (readers make the order's fiscalReference of it and add it to the order
  * document: actors/orders/sql.ts orderDocument; the order itself is not written), and the `fiscalized` event
  * (its fiscalReference made of the recorded row as readers make it) and a final order's receipt
- * job in the outbox, in the order of the records. Answers the
+ * job in the outbox, in the order of the records, in the same transaction. Answers the
  * processKeys of those recorded now; a finish recorded before (a repeated job) writes nothing.
+ *
+ * The event's payload is written here, as every other event's is (JSON.stringify): Postgres prints
+ * json_build_object's text as `{"id" : "…"}` and jsonb's as `{"id": "…"}`, and an event must come in
+ * one byte form whoever wrote it.
  */
 export async function recordFinishes(sql: Sql, records: readonly FinishRecord[]): Promise<Set<string>> {
   if (!records.length) return new Set();
@@ -112,49 +116,43 @@ export async function recordFinishes(sql: Sql, records: readonly FinishRecord[])
       transaction_number: r.reference.transactionNumber,
       start_log: start,
       finish_log: finish,
-      event_subject: r.event.subject,
-      envelope: JSON.stringify(r.event.envelope),
-      receipt_subject: r.receiptJob?.subject ?? null,
-      receipt_payload: r.receiptJob?.payload ?? null,
-      receipt_msg_id: r.receiptJob?.msgId ?? null,
     };
   });
-  const rows = await sql<Array<{ project: string; process_id: string }>>`
-    with input as (
-      select * from json_to_recordset(${JSON.stringify(input)}::text::json) as i(
-        n int, project text, process_id text collate "C", shop_id text collate "C", provider text, device jsonb, client_serial text,
-        transaction_number bigint, start_log jsonb, finish_log jsonb, event_subject text, envelope text,
-        receipt_subject text, receipt_payload json, receipt_msg_id text)
-    ), tx as (
-      insert into fiscal_transactions (project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, started_at, finished_at)
-      select project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, now(), now()
-      from input order by n
-      on conflict (project, process_id) do update
-        set device = excluded.device, client_serial = excluded.client_serial, transaction_number = excluded.transaction_number,
-            start_log = coalesce(fiscal_transactions.start_log, excluded.start_log), finish_log = excluded.finish_log, finished_at = excluded.finished_at
-        where fiscal_transactions.finish_log is null
-      returning project, process_id, device, client_serial, transaction_number, start_log, finish_log
-    ), ordered as (
-      select i.n, o.state, i.event_subject, i.envelope, ${recordedReference(sql)}::text as reference, i.receipt_subject, i.receipt_payload, i.receipt_msg_id,
+  return sql.begin(async (tx) => {
+    const rows = await tx<Array<{ project: string; process_id: string; n: number | null; state: string | null; summary: string | null; reference: string | null }>>`
+      with input as (
+        select * from json_to_recordset(${JSON.stringify(input)}::text::json) as i(
+          n int, project text, process_id text collate "C", shop_id text collate "C", provider text, device jsonb, client_serial text,
+          transaction_number bigint, start_log jsonb, finish_log jsonb)
+      ), t as (
+        insert into fiscal_transactions (project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, started_at, finished_at)
+        select project, process_id, shop_id, provider, device, client_serial, transaction_number, start_log, finish_log, now(), now()
+        from input order by n
+        on conflict (project, process_id) do update
+          set device = excluded.device, client_serial = excluded.client_serial, transaction_number = excluded.transaction_number,
+              start_log = coalesce(fiscal_transactions.start_log, excluded.start_log), finish_log = excluded.finish_log, finished_at = excluded.finished_at
+          where fiscal_transactions.finish_log is null
+        returning project, process_id, device, client_serial, transaction_number, start_log, finish_log
+      )
+      select t.project, t.process_id, i.n, o.state, ${recordedReference(tx)}::text as reference,
         json_build_object('id', o.id, 'state', o.state, 'shopID', o.shop_id, 'sequenceNumber', o.sequence_number,
-          'finalizedAt', x."finalizedAt", 'paidAmount', x."paidAmount", 'currency', x.currency, 'links', x.links) as summary
-      from input i join tx t on t.project = i.project and t.process_id = i.process_id
-      join orders o on o.project = i.project and o.id = i.process_id and o.fiscal_pending
+          'finalizedAt', x."finalizedAt", 'paidAmount', x."paidAmount", 'currency', x.currency, 'links', x.links)::text as summary
+      from t join input i on i.project = t.project and i.process_id = t.process_id
+      left join orders o on o.project = t.project and o.id = t.process_id and o.fiscal_pending
       -- One parse of the document for its four members (each -> parses a json value whole).
-      cross join json_to_record(o.doc) as x("finalizedAt" json, "paidAmount" json, currency json, links json)
-    ), published as (
-      insert into outbox (subject, payload, msg_id)
-      select subject, payload, msg_id from (
-        select n, 1 as k, event_subject as subject,
-               (left(envelope, -1) || ',"order":' || summary::text || ',"fiscalReference":' || reference || '}')::json as payload,
-               null::text as msg_id
-        from ordered
-        union all
-        select n, 2, receipt_subject, receipt_payload, receipt_msg_id from ordered where state = 'final' and receipt_subject is not null
-      ) e order by n, k
-    )
-    select project, process_id from tx`;
-  return new Set(rows.map((r) => processKey(r.project, r.process_id)));
+      left join lateral json_to_record(o.doc) as x("finalizedAt" json, "paidAmount" json, currency json, links json) on true
+      order by i.n`;
+    const events: OutboxEvent[] = [];
+    for (const row of rows) {
+      if (row.state === null || row.n === null) continue;
+      const record = records[row.n]!;
+      const payload = { ...record.event.envelope, order: JSON.parse(row.summary!) as unknown, fiscalReference: JSON.parse(row.reference!) as unknown };
+      events.push({ subject: record.event.subject, payload });
+      if (row.state === 'final' && record.receiptJob) events.push(record.receiptJob);
+    }
+    await insertOutbox(tx, events);
+    return new Set(rows.map((r) => processKey(r.project, r.process_id)));
+  });
 }
 
 /**

@@ -1,8 +1,11 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../src/logger.js';
-import { readJob, startJobConsumer, type Job, type JobConsumer, type JobConsumerDeps, type JobOutcome } from '../../src/messaging/jobs.js';
+import { isResent, originalMsgId, readJob, startJobConsumer, type Job, type JobConsumer, type JobConsumerDeps, type JobOutcome } from '../../src/messaging/jobs.js';
 import { FulfillmentJob, fulfillmentPath, type CallOutcome } from '../../subjects/fulfillments.js';
 import type { FulfillmentCallRecorder } from '../checkout-process/handler.js';
+import { undoneProcessJobs } from '../checkout-process/resend.js';
+import { resendJobs } from '../outbox/resend.js';
+import type { Sql } from '../../src/infra/postgres.js';
 import { jobFilter } from '../../subjects/jobs.js';
 import { callService, type ServiceConfig } from './service.js';
 
@@ -17,6 +20,10 @@ import { callService, type ServiceConfig } from './service.js';
  */
 export interface FulfillmentCallerDeps {
   nc: NatsConnection;
+  /** Where the calls not answered are found when JOBS was lost (unset: not sent again). */
+  sql?: Sql;
+  /** Wakes the relay after a resend. */
+  eventsWritten?: () => void;
   log: Logger;
   /** The process actor of this worker process, which owns the fulfillments. */
   processes: FulfillmentCallRecorder;
@@ -32,7 +39,25 @@ export interface FulfillmentCallerDeps {
 
 export function startFulfillmentCaller(deps: FulfillmentCallerDeps): Promise<JobConsumer> {
   const { processes, log, service } = deps;
-  const spec = { durable: 'fulfillment-caller', filter: jobFilter('fulfillment'), retryScheduleMs: deps.retryScheduleMs, maxAttempts: deps.maxAttempts, concurrency: deps.concurrency };
+  const { sql } = deps;
+  const spec = {
+    durable: 'fulfillment-caller',
+    filter: jobFilter('fulfillment'),
+    retryScheduleMs: deps.retryScheduleMs,
+    maxAttempts: deps.maxAttempts,
+    concurrency: deps.concurrency,
+    // JOBS lost: the calls queued and not answered go again, once the calls under way then have ended (their timeout).
+    resendAfterMs: service.timeoutMs + 1000,
+    ...(sql
+      ? {
+          resend: async (life: string) => {
+            const sent = await resendJobs(sql, 'fulfillment', life, async (tx) => (await undoneProcessJobs(tx)).fulfillment);
+            if (sent !== undefined) log.warn({ jobs: sent }, 'fulfillment calls not answered were sent again from Postgres (JOBS was lost)');
+            deps.eventsWritten?.();
+          },
+        }
+      : {}),
+  };
 
   const handle = async (job: Job): Promise<JobOutcome> => {
     const parsed = readJob(FulfillmentJob, job, log, 'fulfillment job');
@@ -41,10 +66,11 @@ export function startFulfillmentCaller(deps: FulfillmentCallerDeps): Promise<Job
     const address = { project, processID, fulfillmentID, call };
     const record = (outcome: CallOutcome) => processes.answered(address, outcome);
 
-    // A first attempt calls with what the job carries. A later one asks first: the answer may be
-    // recorded already (the worker before died before its ack), or the service may have moved it on.
+    // A first attempt calls with what the job carries. A later one (or one sent again from Postgres
+    // after JOBS was lost) asks first: the answer may be recorded already (the worker before died
+    // before its ack), or the service may have moved it on.
     let request = { href: fulfillmentPath(project, fulfillmentID), shopID, lineItems, ...(serviceID ? { serviceID } : {}) };
-    if (job.attempt > 1) {
+    if (job.attempt > 1 || isResent(job)) {
       const { fulfillment, answered } = await processes.calling(address);
       if (answered) return { kind: 'done' };
       if (!stillWanted(call, fulfillment.state)) {
@@ -54,7 +80,7 @@ export function startFulfillmentCaller(deps: FulfillmentCallerDeps): Promise<Job
       request = { href: fulfillment.links.self.href, shopID: fulfillment.shopID, lineItems: fulfillment.lineItems, ...(fulfillment.serviceID ? { serviceID: fulfillment.serviceID } : {}) };
     }
     const result = service.url
-      ? await callService({ ...service, url: service.url }, request, call, job.msgId)
+      ? await callService({ ...service, url: service.url }, request, call, originalMsgId(job))
       : { kind: 'retry' as const, reason: 'FULFILLMENT_URL is not set' };
     if (result.kind === 'answered') {
       await record(result.outcome);

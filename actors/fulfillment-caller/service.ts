@@ -1,4 +1,4 @@
-import { causeOf, header, retryAfterMs, send, type HttpAnswer } from '../../src/infra/outgoing-http.js';
+import { causeOf, header, retryAfterMs, send, type HttpAnswer, type OutgoingHttp } from '../../src/infra/outgoing-http.js';
 import type { FulfillmentError } from '../../subjects/checkout-process.js';
 import type { CallOutcome, FulfillmentCall, FulfillmentLineItem } from '../../subjects/fulfillments.js';
 import { isRecord, tryParseJson } from '../../subjects/formats/json.js';
@@ -13,6 +13,8 @@ import { isRecord, tryParseJson } from '../../subjects/formats/json.js';
  */
 export interface ServiceConfig {
   url: string;
+  /** The client the calls go through (src/infra/outgoing-http.ts). */
+  http: OutgoingHttp;
   token?: string;
   timeoutMs: number;
   /** Where clients reach the platform, to make links.fulfillment.href absolute; relative when unset. */
@@ -53,7 +55,7 @@ export async function callService(config: ServiceConfig, request: CallRequest, c
   };
   let response: HttpAnswer;
   try {
-    response = await send(new URL(`${config.url}/service`), method, headers, JSON.stringify(body), config.timeoutMs);
+    response = await send(config.http, new URL(`${config.url}/service`), method, headers, JSON.stringify(body), config.timeoutMs);
   } catch (err) {
     const timedOut = err instanceof Error && err.name === 'TimeoutError';
     return { kind: 'retry', reason: timedOut ? `no answer within ${config.timeoutMs} ms` : `the service cannot be reached (${causeOf(err)})` };

@@ -12,11 +12,15 @@ import * as db from './sql.js';
  * so of two requests with the same key exactly one gets it. Every worker process also deletes the
  * keys whose 24 hours are over, a batch at a time.
  *
- * An answer is kept sealed with SECRETS_KEY (src/secrets/key-ring.ts), bound to its key: some carry
- * what is shown once (a PoS credential's password), and a dump of the database must not. An answer
- * kept plain by an earlier version is replayed as it is until its 24 hours are over; one sealed
- * under a key the ring no longer has cannot be replayed (keep SECRETS_KEY_PREVIOUS for a day after
- * a new key).
+ * An answer is sealed twice: by the edge with a key derived from the client's Idempotency-Key, and
+ * here with SECRETS_KEY (src/secrets/key-ring.ts, its key id in the text), bound to its project and
+ * key: some carry what is shown once (a PoS credential's password), and a database reader must
+ * neither read one nor forge one (a guessable client key would do for the first seal alone). An
+ * answer without the server's seal (kept by a release before it, or written by hand) is treated as
+ * absent: it cannot be told from a forgery, so the key is claimed anew and the request runs again.
+ * Only a retry that crosses the upgrade within the 24 hours meets one; a create whose id comes from
+ * the key (idFromIdempotencyKey) then finds what its first try made. One sealed under a key the ring
+ * no longer has cannot be replayed (keep SECRETS_KEY_PREVIOUS for a day after a new key).
  */
 export interface IdempotencyActor {
   routes: Route[];
@@ -42,8 +46,11 @@ export function createIdempotencyActor(deps: { sql: Sql; log: Logger; secrets: K
         if (row.claim === claim && row.status === null) return { outcome: 'claimed', claim };
         if (row.status === null || !row.answer) return { outcome: 'inProgress' };
         const kept = row.answer.toString('utf8');
-        const answer = isSealed(kept) ? secrets.open(kept, answerPurpose(request.project, request.keyHash)) : row.answer.toString('base64');
-        return { outcome: 'replay', status: row.status, answer };
+        if (!isSealed(kept)) {
+          await db.forgetUnsealedAnswer(sql, request.project, request.keyHash, row.claim);
+          continue;
+        }
+        return { outcome: 'replay', status: row.status, answer: secrets.open(kept, answerPurpose(request.project, request.keyHash)) };
       }
       return { outcome: 'inProgress' };
     }),

@@ -1,4 +1,5 @@
 import type { Sql } from '../../src/infra/postgres.js';
+import { SealedPrefix } from '../../src/secrets/key-ring.js';
 
 /** How long a key names its first answer (Stripe's rule, design.md "Running at scale"). */
 const KeptFor = "interval '24 hours'";
@@ -49,6 +50,14 @@ export async function completeKey(sql: Sql, k: { project: string; keyHash: strin
   await sql`
     update idempotency_keys set status = ${k.status}, answer = ${k.answer}, locked_until = null
     where project = ${k.project} and key_hash = ${k.keyHash} and claim = ${k.claim} and status is null`;
+}
+
+/** Forgets a kept answer that does not carry the server's seal (handler.ts), unless another claim took the key meanwhile. */
+export async function forgetUnsealedAnswer(sql: Sql, project: string, keyHash: string, claim: string): Promise<void> {
+  await sql`
+    delete from idempotency_keys
+    where project = ${project} and key_hash = ${keyHash} and claim = ${claim} and status is not null
+      and substring(answer from 1 for ${SealedPrefix.length}) <> ${Buffer.from(SealedPrefix)}::bytea`;
 }
 
 /** Forgets the claim's key, so that the client's next try runs the request again. */

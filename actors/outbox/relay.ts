@@ -1,6 +1,7 @@
 import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../src/logger.js';
-import { logLoopFailure, type Sql } from '../../src/infra/postgres.js';
+import { errorReason, isDatabaseUnreachable, type Sql } from '../../src/infra/postgres.js';
+import { createOutageLog, type OutageLog } from '../../src/infra/outage-log.js';
 import { setAsideUnpublishable, takeOldestEvents, vacuumOutbox, type OutboxRow } from './sql.js';
 import { webhookJobText, WebhookEventsPerJob } from '../../subjects/integrations.js';
 import { BundledJobKinds, JobBundleHeader, jobBundleSubject, type JobKind } from '../../subjects/jobs.js';
@@ -91,15 +92,26 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
 
   let sinceVacuum = 0;
   const outage = streamOutage(log);
+  const database = databaseOutage(log);
+  let lastRound = 0;
   const loop = async () => {
     while (running) {
       nudged = false;
       const published = await relayBatch().catch((err: unknown) => {
-        if (err instanceof StreamUnavailableError) outage.failed(err);
-        else logLoopFailure(log, err, 'outbox relay failed; retrying');
+        if (isDatabaseUnreachable(err)) {
+          database.failed({ reason: errorReason(err) });
+          return Failed;
+        }
+        database.over();
+        if (err instanceof StreamUnavailableError) outage.failed({ reason: err.message });
+        else log.error({ err }, 'outbox relay failed; retrying');
         return Failed;
       });
-      if (published >= 0) outage.over();
+      lastRound = published;
+      if (published >= 0) {
+        outage.over();
+        database.over();
+      }
       if (published > 0) sinceVacuum += published;
       if (sinceVacuum >= vacuumEvery) {
         sinceVacuum = 0;
@@ -122,8 +134,9 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
       running = false;
       wake?.();
       await done;
-      // What the last handlers wrote leaves now rather than with the next start.
-      while ((await relayBatch().catch(() => Failed)) === batchSize);
+      // What the last handlers wrote leaves now rather than with the next start; not while the
+      // database or the stream fails (a stop waits for neither: the next relay publishes it).
+      if (lastRound !== Failed) while ((await relayBatch().catch(() => Failed)) === batchSize);
       publisher.close();
     },
   };
@@ -140,34 +153,22 @@ class StreamUnavailableError extends Error {
   override name = 'StreamUnavailableError';
 }
 
-/** How long the stream may refuse events before it is an error: a NATS node's failover takes seconds. */
-const OutageErrorAfterMs = 30_000;
+/** Says a stream outage once, not at every retry (src/infra/outage-log.ts). */
+function streamOutage(log: Logger): OutageLog {
+  return createOutageLog(log, {
+    begins: 'the stream does not take events now; they wait in the outbox, tried again every second',
+    lasts: 'the stream has not taken events for a while; they wait in the outbox',
+    over: 'the stream takes events again',
+  });
+}
 
-/**
- * Says a stream outage once rather than at every retry (a failover made some sixty error lines a
- * worker in `npm run chaos`): a warning when it begins, an error every 30 s while it lasts longer,
- * and how long it lasted when the stream takes events again.
- */
-function streamOutage(log: Logger) {
-  let since: number | undefined;
-  let loudAt = 0;
-  return {
-    failed(err: StreamUnavailableError): void {
-      const now = performance.now();
-      if (since === undefined) {
-        since = loudAt = now;
-        log.warn({ reason: err.message }, 'the stream does not take events now; they wait in the outbox, tried again every second');
-      } else if (now - since >= OutageErrorAfterMs && now - loudAt >= OutageErrorAfterMs) {
-        loudAt = now;
-        log.error({ reason: err.message, seconds: Math.round((now - since) / 1000) }, 'the stream has not taken events for a while; they wait in the outbox');
-      }
-    },
-    over(): void {
-      if (since === undefined) return;
-      log.info({ seconds: Number(((performance.now() - since) / 1000).toFixed(1)) }, 'the stream takes events again');
-      since = undefined;
-    },
-  };
+/** Says once that no Postgres takes writes (a restart, a failover under way), not at every retry. */
+function databaseOutage(log: Logger): OutageLog {
+  return createOutageLog(log, {
+    begins: 'the database takes no writes now; the events wait in the outbox, tried again every second',
+    lasts: 'the database has taken no writes for a while; the events wait in the outbox',
+    over: 'the database takes writes again',
+  });
 }
 
 /**

@@ -48,7 +48,9 @@ export interface OutboxRow {
  * Takes the oldest events out of the outbox, if this relay gets the relay lock (`held`). They are
  * gone only if the transaction commits: the relay commits once the stream has them. Each event
  * comes with the active webhooks of its project that ask for its type, read in the same statement:
- * a webhook made before the batch is taken gets it, one deleted or disabled before does not.
+ * a webhook made before the batch is taken gets it, one deleted or disabled before does not; each
+ * such delivery is recorded in webhook_messages (no attempt yet), so that Postgres knows every
+ * delivery not made (sent again when JOBS is lost: actors/webhooks/requeue.ts).
  *
  * The batch is deleted as the range of `seq` from its first to its last row: in the statement's
  * snapshot that range holds exactly the oldest `limit` rows (a row still uncommitted is in neither).
@@ -66,15 +68,27 @@ export async function takeOldestEvents(tx: TransactionSql, limit: number): Promi
     taken as (
       delete from outbox where seq >= (select first from batch) and seq <= (select last from batch)
       returning seq, coalesce(msg_id, id::text) as id, subject, payload::text as payload, created_at
-    )
-    select lock.held, taken.seq, taken.id, taken.subject, taken.payload,
-      to_char(taken.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as written_at,
-      (select array_agg(i.id order by i.id) from integrations i
-       where taken.subject like 'events.%' and i.kind = 'webhook' and i.state = 'active'
+    ),
+    deliveries as (
+      select taken.seq, taken.id as event_id, taken.subject, taken.payload, taken.created_at, i.id as integration_id, i.project,
+             split_part(taken.subject, '.', 3) || '.' || split_part(taken.subject, '.', 5) as event_type
+      from taken join integrations i
+        on taken.subject like 'events.%' and i.kind = 'webhook' and i.state = 'active'
          and i.project = split_part(taken.subject, '.', 2)
          and (i.events is null
               or split_part(taken.subject, '.', 3) || '.' || split_part(taken.subject, '.', 5) = any(i.events)
-              or split_part(taken.subject, '.', 3) || '.*' = any(i.events))) as webhooks
+              or split_part(taken.subject, '.', 3) || '.*' = any(i.events))
+    ),
+    recorded as (
+      -- Each delivery is recorded as its job leaves (no attempt yet): Postgres knows what is not delivered.
+      insert into webhook_messages (project, integration_id, event_id, event_type, subject, payload, written_at, attempts,
+                                    last_attempt_at, last_status, last_duration_ms, last_response, queued_at)
+      select project, integration_id, event_id, event_type, subject, payload, created_at, 0, created_at, '', 0, '', now() from deliveries
+      on conflict do nothing
+    )
+    select lock.held, taken.seq, taken.id, taken.subject, taken.payload,
+      to_char(taken.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as written_at,
+      (select array_agg(d.integration_id order by d.integration_id) from deliveries d where d.seq = taken.seq) as webhooks
     from lock left join taken on true
     order by taken.seq`;
   const held = result[0]?.held ?? false;

@@ -3,13 +3,20 @@ import { AppError } from '../../src/errors.js';
 import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 import { route, type Route } from '../../src/messaging/worker.js';
 import { portalAccounts, type PortalAccount } from '../../subjects/portal-accounts.js';
-import { hashPassword, newPassword, verifyPassword } from '../pos-credentials/password.js';
+import { hashPassword, needsRehash, newPassword, PersonPasswordCost, verifyPassword } from '../pos-credentials/password.js';
 import * as db from './sql.js';
 
 /**
  * Portal accounts and their sessions. A session's cookie value is 256 random bits; only its SHA-256
- * is stored. Sign-ins that fail are counted on the account (five lock it for 15 minutes); an
- * unknown email costs the same scrypt as a known one, so the answer's time does not tell them apart.
+ * is stored. Sign-ins that fail are counted on the account (five lock it for 15 minutes), and so are
+ * wrong current passwords of a password change; an unknown email costs the same scrypt as a known
+ * one, so the answer's time does not tell them apart.
+ *
+ * Every password is hashed at PersonPasswordCost (OWASP's N = 2^17): a chosen one, and the one-time
+ * password the platform generates (256 random bits, good until its holder chooses one), which needs
+ * no such cost against guessing but takes it so that every sign-in costs the same one scrypt. A
+ * chosen password whose hash was made at less is hashed anew at the next sign-in that verifies it;
+ * a one-time password hashed at less (before this version) is verified beside a dummy at the cost.
  */
 export function createPortalAccountsActor(deps: { sql: Sql }): Route[] {
   const { sql } = deps;
@@ -24,7 +31,7 @@ export function createPortalAccountsActor(deps: { sql: Sql }): Route[] {
   return [
     route(portalAccounts.create, async ({ project, account }) => {
       const password = newPassword();
-      const row = await db.insertAccount(sql, project, { ...account, passwordHash: await hashPassword(password) });
+      const row = await db.insertAccount(sql, project, { ...account, passwordHash: await hashPassword(password, PersonPasswordCost) });
       if (!row) throw AppError.conflict(`an account with the email ${account.email} exists`);
       return { account: toAccount(row), password };
     }),
@@ -33,7 +40,7 @@ export function createPortalAccountsActor(deps: { sql: Sql }): Route[] {
 
     route(portalAccounts.update, async ({ project, id, change }) => {
       const password = change.resetPassword ? newPassword() : undefined;
-      const passwordHash = password ? await hashPassword(password) : undefined;
+      const passwordHash = password ? await hashPassword(password, PersonPasswordCost) : undefined;
       const row = await sql.begin(async (tx) => {
         let row = await db.lockAccount(tx, project, id);
         if (!row) throw AppError.notFound(`no portal account ${id}`);
@@ -62,17 +69,29 @@ export function createPortalAccountsActor(deps: { sql: Sql }): Route[] {
 
     route(portalAccounts.signIn, async ({ project, email, password, ttlMs }) => {
       const row = await db.findAccountByEmail(sql, project, email);
+      // An unknown email costs a verification at PersonPasswordCost, as a chosen password's does.
+      const dummyVerification = async () => void (await verifyPassword(password, await (dummyHash ??= hashPassword(newPassword(), PersonPasswordCost))));
       if (!row) {
-        await verifyPassword(password, await (dummyHash ??= hashPassword(newPassword())));
+        await dummyVerification();
         throw refused();
       }
       if (isLocked(row)) throw locked(row);
-      if (!(await verifyPassword(password, row.password_hash))) {
+      // A hash made at less (a one-time password's from before, N = 2^14) is verified beside a dummy
+      // at PersonPasswordCost, so the answer takes about as long as for an unknown email: its time
+      // does not tell which emails have an account still waiting for its first sign-in.
+      const [verified] = await Promise.all([
+        verifyPassword(password, row.password_hash),
+        needsRehash(row.password_hash, PersonPasswordCost) ? dummyVerification() : undefined,
+      ]);
+      if (!verified) {
         const after = await db.recordFailedSignIn(sql, project, row.id);
         if (after && isLocked(after)) throw locked(after);
         throw refused();
       }
       await db.recordGoodSignIn(sql, project, row.id);
+      if (!row.password_change_required && needsRehash(row.password_hash, PersonPasswordCost)) {
+        await db.replacePasswordHash(sql, project, row.id, row.password_hash, await hashPassword(password, PersonPasswordCost));
+      }
       const token = randomBytes(32).toString('base64url');
       const session = await db.insertSession(sql, { tokenHash: hashOf(token), project, accountId: row.id, ttlMs });
       await db.deleteExpiredSessions(sql);
@@ -94,9 +113,16 @@ export function createPortalAccountsActor(deps: { sql: Sql }): Route[] {
       const tokenHash = hashOf(token);
       const row = await db.findSession(sql, tokenHash);
       if (!row) throw noSession();
-      if (!(await verifyPassword(currentPassword, row.password_hash))) throw AppError.forbidden('the current password is wrong');
-      const passwordHash = await hashPassword(chosen);
+      // A wrong current password counts as a failed sign-in: a borrowed session must not guess it.
+      if (isLocked(row)) throw locked(row);
+      if (!(await verifyPassword(currentPassword, row.password_hash))) {
+        const after = await db.recordFailedSignIn(sql, row.project, row.id);
+        if (after && isLocked(after)) throw locked(after);
+        throw AppError.forbidden('the current password is wrong');
+      }
+      const passwordHash = await hashPassword(chosen, PersonPasswordCost);
       const account = await sql.begin(async (tx) => {
+        await db.recordGoodSignIn(tx, row.project, row.id);
         const updated = await db.setPassword(tx, row.project, row.id, passwordHash);
         await db.deleteOtherSessions(tx, row.project, row.id, tokenHash);
         return updated;

@@ -89,6 +89,11 @@ export async function setPassword(sql: Db, project: string, id: string, password
   return row!;
 }
 
+/** A password's hash made anew at a higher cost, unless the password changed meanwhile (that change wins). */
+export async function replacePasswordHash(sql: Db, project: string, id: string, previous: string, passwordHash: string): Promise<void> {
+  await sql`update portal_accounts set password_hash = ${passwordHash} where project = ${project} and id = ${id} and password_hash = ${previous}`;
+}
+
 export interface SessionRow {
   project: string;
   account_id: string;

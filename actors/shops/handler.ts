@@ -60,7 +60,7 @@ function notFound(id: string): AppError {
   return AppError.notFound(`no shop with id ${id}`);
 }
 
-function toShop(row: db.ShopRow): Shop {
+export function toShop(row: db.ShopRow): Shop {
   return {
     id: row.id,
     project: row.project,

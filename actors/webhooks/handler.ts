@@ -3,6 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { AppError } from '../../src/errors.js';
 import type { DestinationPolicy } from '../../src/infra/destinations.js';
 import type { Metrics } from '../../src/infra/metrics.js';
+import type { Config } from '../../src/config.js';
 import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
 import type { Logger } from '../../src/logger.js';
 import { readJob, retryDelay, startBatchJobConsumer, type Job, type JobConsumer, type JobOutcome } from '../../src/messaging/jobs.js';
@@ -12,7 +13,9 @@ import { integrations, WebhookJob, WebhookJobFilter, webhookJobText, type Webhoo
 import { insertOutbox } from '../outbox/sql.js';
 import { JobStream } from '../../subjects/jobs.js';
 import { webhookSecretPurpose } from './secrets.js';
-import { createSender, type SendResult } from './sender.js';
+import { createSender, type Sender, type SendResult } from './sender.js';
+import { createDeliverySlots } from './slots.js';
+import { startWebhookRequeue } from './requeue.js';
 import { webhookSignature, webhookSigningKey } from './signature.js';
 import { findIntegration } from '../integrations/sql.js';
 import * as db from './sql.js';
@@ -26,7 +29,9 @@ import * as db from './sql.js';
  *
  * A failed attempt (not 2xx, a timeout, a connection that failed) is tried again on the schedule;
  * while a webhook's receiver fails, its other events wait for its next try instead of each trying
- * (one of a batch probes it), so a receiver that hangs holds up no other webhook. After
+ * (one of a batch probes it), so a receiver that hangs holds up no other webhook. What waits is
+ * parked in Postgres and its job acked (requeue.ts sends it again when due): a tenant whose
+ * receiver is down holds no place of the consumer's max_ack_pending, which every project shares. After
  * WEBHOOK_MAX_ATTEMPTS failures in a row the webhook is disabled with the reason; an event is given
  * up after as many attempts of its own.
  */
@@ -35,8 +40,9 @@ export interface WebhooksDeps {
   nc: NatsConnection;
   log: Logger;
   secrets: KeyRing;
-  /** Config['webhooks'] */
-  webhooks: { timeoutMs: number; retryScheduleMs: readonly number[]; maxAttempts: number; allowPrivateNetworks: boolean; senders: number };
+  /** Where webhooks may be sent (WEBHOOK_ALLOW_PRIVATE_NETWORKS), and how their names are resolved. */
+  destinations: DestinationPolicy;
+  webhooks: Pick<Config['webhooks'], 'timeoutMs' | 'retryScheduleMs' | 'maxAttempts' | 'senders' | 'projectConcurrency' | 'originConcurrency' | 'slowMs'>;
   metrics?: Pick<Metrics, 'jobsExhausted' | 'webhookDeliveries'>;
   /** A change wrote to the outbox (a redelivery's job): publish it soon. */
   eventsWritten: () => void;
@@ -50,7 +56,7 @@ export interface WebhooksActor {
   backlogSeconds(): Promise<number>;
   /** The pool that delivers; none when WEBHOOK_SENDERS is 0. */
   startDeliveries(): Promise<JobConsumer | undefined>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** How long a job waits, at least, before it comes back (a worker that died mid-delivery: another takes it then). */
@@ -58,8 +64,8 @@ const RedeliveryMs = 5000;
 
 export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
   const { sql, log, secrets, webhooks } = deps;
-  const policy: DestinationPolicy = { allowPrivate: webhooks.allowPrivateNetworks };
-  const sender = createSender(policy);
+  const slots = createDeliverySlots({ perProject: webhooks.projectConcurrency, perOrigin: webhooks.originConcurrency });
+  const sender: Sender = createSender(deps.destinations, webhooks.originConcurrency);
   // Signing keys by their sealed secret: opened once (a rotation seals a new one).
   const opened = new Map<string, KeyObject>();
   const open = (sealed: string, project: string, integrationID: string) => {
@@ -82,8 +88,12 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
     for (const integration of disabled) log.error({ integration }, 'webhook disabled: its deliveries failed too many times in a row');
   });
 
-  /** One event's attempt: sent, recorded; answers when it may be tried again (undefined: it is done). */
-  const deliver = async (job: WebhookJob, webhook: db.WebhookState, event: WebhookEvent, state: db.EventState): Promise<number | undefined> => {
+  /**
+   * One event's attempt: sent, recorded; answers when it may be tried again (undefined: it is done)
+   * and whether the receiver answered well (a 2xx within WEBHOOK_SLOW_MS: a slow one is delivered,
+   * and counts as a failure for the webhook's back-off).
+   */
+  const deliver = async (job: WebhookJob, webhook: db.WebhookState, event: WebhookEvent, state: db.EventState): Promise<{ retryInMs: number | undefined; well: boolean; tookMs: number }> => {
     const attempt = state.attempts + 1;
     const payload = event.event;
     const body = `{"type":${JSON.stringify(event.type)},"timestamp":${JSON.stringify(event.writtenAt)},"data":${payload}}`;
@@ -97,7 +107,8 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
       'webhook-signature': webhookSignature(signing, event.eventID, timestamp, body),
     };
     const sent = await sender.send(webhook.url, headers, body, webhooks.timeoutMs);
-    deps.metrics?.webhookDeliveries.inc({ result: resultLabel(sent) });
+    const slow = sent.delivered && sent.durationMs > webhooks.slowMs;
+    deps.metrics?.webhookDeliveries.inc({ result: slow ? 'slow' : resultLabel(sent) });
     const last = !sent.delivered && attempt >= webhooks.maxAttempts;
     const retryInMs = sent.delivered || last ? undefined : retryDelay(webhooks.retryScheduleMs, attempt);
     await recorder({
@@ -113,6 +124,7 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
       durationMs: sent.durationMs,
       response: sent.response,
       delivered: sent.delivered,
+      slow,
       givenUp: last,
       retryInMs: retryInMs ?? null,
     });
@@ -122,16 +134,21 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
       deps.metrics?.jobsExhausted.inc({ kind: 'webhook' });
     } else if (!sent.delivered) {
       log.warn(context, 'webhook delivery failed; it will be tried again');
+    } else if (slow) {
+      log.warn({ ...context, durationMs: sent.durationMs }, 'webhook delivered slowly; its other events wait for its next try');
     }
-    return retryInMs;
+    return { retryInMs, well: sent.delivered && !slow, tookMs: sent.durationMs };
   };
 
   /**
-   * One job: its webhook's events, each sent on its own (side by side) unless delivered or given up
-   * already. While the webhook's receiver fails, the job waits for its next try, and then one event
-   * tries it. The job is done when each of its events is; else it comes back when the earliest of
-   * them may be tried again. An event that another job of the batch carries too (a redelivery by
-   * hand while its job waits, say) is that job's to send.
+   * One job: its webhook's events, each sent on its own unless delivered or given up already. While
+   * the webhook's receiver fails, the job waits for its next try, and then one event tries it. The
+   * events go out on the lanes the job gets of its project's and its origin's (slots.ts), side by
+   * side, one after another on each; none free: the job comes again shortly. Once an attempt fails
+   * or is slow, no more of the job's events are sent now: they wait for the webhook's next try. The
+   * job is done when each of its events is; else it comes back when the earliest of them may be
+   * tried again. An event that another job of the batch carries too (a redelivery by hand while its
+   * job waits, say) is that job's to send.
    */
   const deliverJob = async (job: WebhookJob, batch: BatchContext): Promise<JobOutcome> => {
     const integration = db.webhookKey(job.project, job.integrationID);
@@ -141,19 +158,46 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
       .map((event) => ({ event, state: webhook.tried.get(event.eventID) ?? db.NotTried }))
       .filter(({ event, state }) => !state.delivered && !state.given_up && claim(batch.sending, `${job.integrationID}:${event.eventID}`));
     if (!open.length) return { kind: 'done' };
-    if (webhook.failed_attempts > 0 && (webhook.integration_wait_ms ?? 0) > 0) {
-      return { kind: 'retry', reason: 'its receiver failed: waiting for its next try', afterMs: webhook.integration_wait_ms! + jitter() };
-    }
+    // What waits for a later try is parked in Postgres (its job done): a receiver that fails holds no place in JetStream.
+    const park = async (afterMs: number): Promise<JobOutcome> => {
+      await db.parkMessages(sql, job.project, job.integrationID, open.map(({ event }) => event), afterMs);
+      return { kind: 'done' };
+    };
+    if (webhook.failed_attempts > 0 && (webhook.integration_wait_ms ?? 0) > 0) return park(webhook.integration_wait_ms! + jitter());
     const due = open.filter(({ state }) => (state.message_wait_ms ?? 0) <= 0);
     const later = open.filter(({ state }) => (state.message_wait_ms ?? 0) > 0).map(({ state }) => state.message_wait_ms!);
     // A receiver that failed is tried with one event (of one job of the batch) until it answers again.
     const failing = webhook.failed_attempts > 0;
     const now = !failing ? due : batch.probing.has(integration) ? [] : due.slice(0, 1);
-    if (failing) batch.probing.add(integration);
     if (now.length < due.length) later.push(1000 + jitter());
-    const retries = (await Promise.all(now.map(({ event, state }) => deliver(job, webhook, event, state)))).filter((ms): ms is number => ms !== undefined);
+    if (!now.length) return later.length ? park(Math.min(...later)) : { kind: 'done' };
+    const origin = originOf(webhook.url);
+    const lanes = slots.take(job.project, origin, now.length);
+    if (lanes === 0) return { kind: 'retry', reason: 'its project or its receiver has as many deliveries under way as it may', afterMs: slots.deferMs(origin) };
+    if (failing) batch.probing.add(integration);
+    const queue = [...now];
+    const retries: number[] = [];
+    let holding = false;
+    await Promise.all(
+      Array.from({ length: lanes }, async () => {
+        let tookMs = 0;
+        try {
+          // An event is taken from the queue only to be sent: what is left when the receiver fails waits in it.
+          for (let next = holding ? undefined : queue.shift(); next; next = holding ? undefined : queue.shift()) {
+            const attempt = await deliver(job, webhook, next.event, next.state);
+            tookMs = attempt.tookMs;
+            if (attempt.retryInMs !== undefined) retries.push(attempt.retryInMs);
+            if (!attempt.well) holding = true;
+          }
+        } finally {
+          slots.give(job.project, origin, tookMs);
+        }
+      }),
+    );
+    // Events not sent because the receiver failed or was slow: its next try, which the webhook now waits for.
+    if (queue.length) later.push(retryDelay(webhooks.retryScheduleMs, 1) + jitter());
     const waits = [...later, ...retries];
-    return waits.length ? { kind: 'retry', reason: 'events of the job wait for their next attempt', afterMs: Math.min(...waits) } : { kind: 'done' };
+    return waits.length ? park(Math.min(...waits)) : { kind: 'done' };
   };
 
   /** A batch's webhooks, and what was done of its events, are read in one statement; each job then goes its own way. */
@@ -172,12 +216,16 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
   };
 
   const routes = [
-    route(integrations.deliveries, async ({ project, id, offset, limit }) => {
+    route(integrations.deliveries, async ({ project, id, after, limit }) => {
       await ensureWebhook(sql, project, id);
-      const [rows, totalItems] = await Promise.all([db.listAttempts(sql, project, id, offset, limit), db.countAttempts(sql, project, id)]);
+      // One row more than the page: whether a next page exists, without counting.
+      const [rows, totalItems] = await Promise.all([db.listAttempts(sql, project, id, after, limit + 1), db.countAttempts(sql, project, id)]);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
       return {
         totalItems,
-        deliveries: rows.map((r) => ({ eventId: r.event_id, eventType: r.event_type, attempt: r.attempt, at: r.at.toISOString(), status: r.status, durationMs: r.duration_ms, response: r.response })),
+        deliveries: page.map((r) => ({ eventId: r.event_id, eventType: r.event_type, attempt: r.attempt, at: r.at.toISOString(), status: r.status, durationMs: r.duration_ms, response: r.response })),
+        ...(rows.length > limit && last ? { next: { at: last.at_key, eventId: last.event_id, attempt: last.attempt } } : {}),
       };
     }),
 
@@ -208,12 +256,23 @@ export function createWebhooksActor(deps: WebhooksDeps): WebhooksActor {
     },
     async startDeliveries() {
       if (webhooks.senders <= 0) return undefined;
-      return startBatchJobConsumer(
+      const requeue = startWebhookRequeue({ sql, log, eventsWritten: deps.eventsWritten });
+      const consumer = await startBatchJobConsumer(
         { nc: deps.nc, log, metrics: deps.metrics },
         // JetStream only brings a job back after a worker died with it: the attempts and their schedule are ours.
-        { durable: 'webhooks', filter: WebhookJobFilter, retryScheduleMs: [RedeliveryMs], maxAttempts: 100_000, concurrency: webhooks.senders, ownSchedule: true },
+        {
+          durable: 'webhooks', filter: WebhookJobFilter, retryScheduleMs: [RedeliveryMs], maxAttempts: 100_000, concurrency: webhooks.senders, ownSchedule: true,
+          // JOBS lost: every delivery not made is parked, and goes again when due (at least once: one under way then may go twice).
+          resend: (life) => requeue.resend(life),
+        },
         deliverBatch,
       );
+      return {
+        async stop() {
+          await consumer.stop();
+          await requeue.stop();
+        },
+      };
     },
     close: () => sender.close(),
   };
@@ -226,7 +285,7 @@ async function ensureWebhook(db: Sql | TransactionSql, project: string, id: stri
   return row;
 }
 
-/** `delivered`, `rejected` (an answer that is not 2xx), `timeout`, `connection_failed`. */
+/** `delivered`, `rejected` (an answer that is not 2xx), `timeout`, `connection_failed` (and `slow`, a 2xx after WEBHOOK_SLOW_MS, counted by the caller). */
 function resultLabel(sent: SendResult): string {
   if (sent.delivered) return 'delivered';
   if (sent.status === 'timeout' || sent.status === 'connection_failed') return sent.status;
@@ -262,6 +321,18 @@ function gatherer<T>(windowMs: number, flush: (items: T[]) => Promise<void>): (i
       }
       pending.push({ item, done: resolve, failed: reject });
     });
+}
+
+/** A webhook URL's origin (scheme, host, port), what its connections and lanes are counted by; each URL read once. */
+const origins = new Map<string, string>();
+function originOf(url: string): string {
+  let origin = origins.get(url);
+  if (origin === undefined) {
+    origin = URL.canParse(url) ? new URL(url).origin : url;
+    if (origins.size >= 10_000) origins.clear();
+    origins.set(url, origin);
+  }
+  return origin;
 }
 
 /** Spreads the events that wait for one receiver over a second. */

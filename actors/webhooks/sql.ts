@@ -1,4 +1,6 @@
 import type { Sql, TransactionSql } from '../../src/infra/postgres.js';
+import type { DeliveryKey as ListKey, WebhookEvent } from '../../subjects/integrations.js';
+import { outboxRows, type OutboxEvent } from '../outbox/sql.js';
 
 type Db = Sql | TransactionSql;
 
@@ -76,6 +78,8 @@ export interface AttemptRecord extends DeliveryKey {
   durationMs: number;
   response: string;
   delivered: boolean;
+  /** Delivered, but after WEBHOOK_SLOW_MS: for the webhook's back-off it counts as a failure. */
+  slow: boolean;
   /** No attempt follows (the last one failed). */
   givenUp: boolean;
   /** When the event may be tried again, ms from now (a failed attempt that is not the last). */
@@ -84,7 +88,8 @@ export interface AttemptRecord extends DeliveryKey {
 
 /**
  * Records attempts in one statement: each attempt's row, its event's state, and each integration's:
- * a delivery resets its failures; attempts that all failed count one more failure in a row (unless
+ * a delivery in time resets its failures; attempts that all failed or were slow (a 2xx after
+ * WEBHOOK_SLOW_MS: the event is delivered, the receiver is not well) count one more failure in a row (unless
  * it is already waiting for its next try: what failed meanwhile was under way before), set when it
  * may be tried again (`integrationDelaysMs` by the count; the last repeats), and disable it at
  * `maxAttempts` with the reason. Answers the integrations disabled now.
@@ -105,6 +110,7 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
     duration_ms: a.durationMs,
     response: a.response,
     delivered: a.delivered,
+    slow: a.slow,
     given_up: a.givenUp,
     retry_in_ms: a.retryInMs,
   }));
@@ -112,7 +118,7 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
     with input as (
       select * from json_to_recordset(${JSON.stringify(input)}::text::json) as a(
         project text, integration_id text, event_id text, event_type text, subject text, payload text, written_at timestamptz, attempt int,
-        status text, duration_ms int, response text, delivered boolean, given_up boolean, retry_in_ms int)
+        status text, duration_ms int, response text, delivered boolean, slow boolean, given_up boolean, retry_in_ms int)
     ),
     a as (
       -- One attempt per event: the same event in two jobs (sent again by hand while its job still
@@ -128,6 +134,8 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
       from a cross join lateral (
         select * from webhook_messages m where m.project = a.project and m.integration_id = a.integration_id and m.event_id = a.event_id offset 0
       ) m
+      -- A delivery recorded as its job left (no attempt yet) has no attempt to move.
+      where m.attempts > 0
     ),
     moved as (
       insert into webhook_attempts (project, integration_id, event_id, event_type, attempt, at, status, duration_ms, response)
@@ -148,8 +156,9 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
             last_duration_ms = excluded.last_duration_ms, last_response = excluded.last_response
     ),
     outcome as (
-      select project, integration_id, bool_or(delivered) as delivered,
-             (array_agg(status || ' ' || left(response, 200) order by attempt desc))[1] as last
+      -- delivered: answered well (a 2xx in time); a slow 2xx counts as a failure here (the reason's last says 200 after N ms).
+      select project, integration_id, bool_or(delivered and not slow) as delivered,
+             (array_agg(status || case when slow then format(' after %s ms', duration_ms) else '' end || ' ' || left(response, 200) order by attempt desc))[1] as last
       from a group by project, integration_id
     ),
     before as (
@@ -180,23 +189,106 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
   return rows.filter((r) => r.disabled_now).map((r) => `${r.project}/${r.id}`);
 }
 
-/** Every attempt of the integration, newest first: the latest of each event (webhook_messages) and those before (webhook_attempts). */
-export async function listAttempts(db: Db, project: string, integrationID: string, offset: number, limit: number) {
-  return db<Array<{ event_id: string; event_type: string; attempt: number; at: Date; status: string; duration_ms: number; response: string }>>`
-    select * from (
-      select event_id, event_type, attempt, at, status, duration_ms, response from webhook_attempts
-      where project = ${project} and integration_id = ${integrationID}
+/** An attempt as the deliveries list shows it, with the exact time its key carries. */
+export interface ListedAttempt {
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  at: Date;
+  /** `at` to the microsecond, UTC (a DeliveryKey's). */
+  at_key: string;
+  status: string;
+  duration_ms: number;
+  response: string;
+}
+
+/**
+ * A page of the integration's attempts, newest first (time, then event id and attempt, descending),
+ * after `after` when given: the latest of each event (webhook_messages) and those before
+ * (webhook_attempts), each side read by its index from the key on, at most `limit` rows of each,
+ * merged. Costs the same on any page (no offset to skip).
+ */
+export async function listAttempts(db: Db, project: string, integrationID: string, after: ListKey | undefined, limit: number): Promise<ListedAttempt[]> {
+  // The key's time goes in as text: a parameter typed timestamptz would be sent through a JS Date, to the millisecond.
+  const past = after ? db`and (at, event_id, attempt) < (${after.at}::text::timestamptz, ${after.eventId}, ${after.attempt})` : db``;
+  const latest = after ? db`and (last_attempt_at, event_id, attempts) < (${after.at}::text::timestamptz, ${after.eventId}, ${after.attempt})` : db``;
+  return db<ListedAttempt[]>`
+    select *, to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at_key from (
+      (select event_id, event_type, attempt, at, status, duration_ms, response from webhook_attempts
+       where integration_id = ${integrationID} and project = ${project} ${past}
+       order by at desc, event_id desc, attempt desc limit ${limit})
       union all
-      select event_id, event_type, attempts, last_attempt_at, last_status, last_duration_ms, last_response from webhook_messages
-      where project = ${project} and integration_id = ${integrationID}
+      (select event_id, event_type, attempts, last_attempt_at, last_status, last_duration_ms, last_response from webhook_messages
+       where integration_id = ${integrationID} and project = ${project} and attempts > 0 ${latest}
+       order by last_attempt_at desc, event_id desc, attempts desc limit ${limit})
     ) attempts
-    order by at desc, attempt desc offset ${offset} limit ${limit}`;
+    order by at desc, event_id desc, attempt desc limit ${limit}`;
+}
+
+/**
+ * Deletes up to `limit` attempts older than `days` days, and up to `limit` events whose latest
+ * attempt is that old (with it, the event is no longer sent again by hand), each webhook's found
+ * through its own index (integration, time: no index on time alone to keep up on every attempt).
+ * Answers how many rows of each went.
+ */
+export async function sweepAttempts(sql: Sql, days: number, limit: number): Promise<{ attempts: number; events: number }> {
+  const [row] = await sql<{ attempts: number; events: number }[]>`
+    with webhooks as (
+      select project, id from integrations where kind = 'webhook'
+    ),
+    old_attempts as (
+      select a.project, a.integration_id, a.id from webhooks w cross join lateral (
+        select project, integration_id, id from webhook_attempts
+        where integration_id = w.id and project = w.project and at < now() - ${days} * interval '1 day'
+        order by at limit ${limit}
+      ) a limit ${limit}
+    ),
+    old_events as (
+      select m.project, m.integration_id, m.event_id from webhooks w cross join lateral (
+        select project, integration_id, event_id from webhook_messages
+        where integration_id = w.id and project = w.project and last_attempt_at < now() - ${days} * interval '1 day'
+        order by last_attempt_at limit ${limit}
+      ) m limit ${limit}
+    ),
+    gone_attempts as (
+      delete from webhook_attempts a using old_attempts o
+      where a.project = o.project and a.integration_id = o.integration_id and a.id = o.id
+      returning 1
+    ),
+    gone_events as (
+      delete from webhook_messages m using old_events o
+      where m.project = o.project and m.integration_id = o.integration_id and m.event_id = o.event_id
+      returning 1
+    )
+    select (select count(*) from gone_attempts)::int as attempts, (select count(*) from gone_events)::int as events`;
+  return row!;
+}
+
+/**
+ * Claims an hour of the delivery log's sweep for this process, in one statement: the unique insert
+ * of the hour, and the sweep's job written to the outbox only when the insert took place (any
+ * number of processes may try; one gets it). Claims older than a day go with it.
+ */
+export async function claimSweep(sql: Sql, hour: Date, job: OutboxEvent): Promise<boolean> {
+  const [row] = await sql<{ claimed: number }[]>`
+    with forgotten as (
+      delete from webhook_log_sweeps where hour < now() - interval '1 day'
+    ),
+    claimed as (
+      insert into webhook_log_sweeps (hour) values (${hour}) on conflict do nothing returning hour
+    ),
+    queued as (
+      insert into outbox (subject, payload, msg_id)
+      select subject, payload, msg_id from (${outboxRows(sql, [job])}) e where exists (select from claimed)
+    )
+    select count(*)::int as claimed from claimed`;
+  return row!.claimed === 1;
 }
 
 export async function countAttempts(db: Db, project: string, integrationID: string): Promise<number> {
   const [row] = await db<{ n: number }[]>`
     select (select count(*) from webhook_attempts where project = ${project} and integration_id = ${integrationID})::int
-         + (select count(*) from webhook_messages where project = ${project} and integration_id = ${integrationID})::int as n`;
+         + (select count(*) from webhook_messages where project = ${project} and integration_id = ${integrationID} and attempts > 0)::int as n`;
   return row?.n ?? 0;
 }
 
@@ -207,4 +299,61 @@ export async function reopenMessage(tx: TransactionSql, key: DeliveryKey): Promi
     where project = ${key.project} and integration_id = ${key.integrationID} and event_id = ${key.eventID}
     returning event_type, payload, to_char(written_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as written_at, subject`;
   return row;
+}
+
+/**
+ * Parks a job's events that wait for a later try (their receiver failed, or their own next attempt
+ * is later): their job is done, and they wait here, not in JetStream, until `afterMs` from now at
+ * the earliest (requeue.ts sends them again once due). One not recorded yet (a job from before
+ * deliveries were recorded as they left) is recorded now; a delivered or given up one is left alone.
+ */
+export async function parkMessages(sql: Sql, project: string, integrationID: string, events: readonly WebhookEvent[], afterMs: number): Promise<void> {
+  if (!events.length) return;
+  const input = JSON.stringify(events.map((e) => ({ event_id: e.eventID, event_type: e.type, subject: e.subject, payload: e.event, written_at: e.writtenAt })));
+  await sql`
+    insert into webhook_messages as m (project, integration_id, event_id, event_type, subject, payload, written_at, attempts,
+                                       last_attempt_at, last_status, last_duration_ms, last_response, queued_at, next_attempt_at)
+    select ${project}, ${integrationID}, event_id, event_type, subject, payload, written_at, 0, written_at, '', 0, '', null,
+           now() + ${Math.max(0, Math.round(afterMs))} * interval '1 millisecond'
+    from json_to_recordset(${input}::text::json) as e(event_id text, event_type text, subject text, payload text, written_at timestamptz)
+    on conflict (project, integration_id, event_id) do update
+      set queued_at = null, next_attempt_at = greatest(coalesce(m.next_attempt_at, now()), excluded.next_attempt_at)
+      where m.delivered_at is null and m.failed_at is null`;
+}
+
+/** A parked delivery that is due, taken to be sent again. */
+export interface DueMessage {
+  project: string;
+  integration_id: string;
+  event_id: string;
+  subject: string;
+  payload: string;
+  written_at: string;
+}
+
+/**
+ * Takes up to `limit` parked deliveries that are due (their own next attempt and their webhook's
+ * next try have come; the webhook active), oldest first, and marks them queued: the caller writes
+ * their jobs in the same transaction.
+ */
+export async function takeDueMessages(tx: TransactionSql, limit: number): Promise<DueMessage[]> {
+  return tx<DueMessage[]>`
+    with due as (
+      select m.project, m.integration_id, m.event_id from webhook_messages m
+      join integrations i on i.project = m.project and i.id = m.integration_id and i.kind = 'webhook' and i.state = 'active'
+                          and (i.retry_at is null or i.retry_at <= now())
+      where m.delivered_at is null and m.failed_at is null and m.queued_at is null and coalesce(m.next_attempt_at, now()) <= now()
+      order by m.next_attempt_at nulls first limit ${limit}
+      for update of m skip locked
+    )
+    update webhook_messages m set queued_at = now() from due
+    where m.project = due.project and m.integration_id = due.integration_id and m.event_id = due.event_id
+    returning m.project, m.integration_id, m.event_id, m.subject, m.payload,
+              to_char(m.written_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as written_at`;
+}
+
+/** Every delivery not made yet is parked (its job was lost with JOBS): requeue.ts sends it again when due. Answers how many. */
+export async function parkAllUndone(tx: TransactionSql): Promise<number> {
+  const rows = await tx`update webhook_messages set queued_at = null where delivered_at is null and failed_at is null and queued_at is not null`;
+  return rows.count;
 }

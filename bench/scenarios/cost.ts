@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { freePort } from '../../src/infra/processes.js';
 import { comparedRate, runFlows, type FlowDefinition } from '../flows.js';
 import { startBench, type Bench } from '../harness.js';
 import { addSpent, noResources, perOperation, platformCpuMs, resourceSampler, spentBetween, statisticsReported, type ResourceSample } from '../resources.js';
@@ -80,6 +81,7 @@ export async function costScenario(): Promise<string[]> {
       const x = cpu(of) / cpu(over);
       return `ratio ${name}: ${x.toFixed(3)} (CPU of ${of} over ${over}; goal ≤ ${goal}: ${x <= goal ? 'met' : 'NOT met'})`;
     };
+    const hosts = await twoHostsComparison(bench, sql, fulfillment.info.url, rates.get('full-flow')!, seconds);
     return [
       `cost: what an operation costs, means over ${Turns} turns each (in alternating order), ${Concurrency} concurrent clients at most, the flows a ratio compares at one rate (${[...rates].map(([group, rate]) => `${group} ${rate}/s`).join(', ')}); one edge and one worker process`,
       ...flows.map(({ name }, i) => `${line(name, costs.get(name)!)}  [${operations[i]} operations]`),
@@ -89,12 +91,59 @@ export async function costScenario(): Promise<string[]> {
       ratio('signed-fiskaly', 'full-flow', 'full-flow-fiskaly', 1.15),
       ratio('vending', 'full-flow', 'full-flow-vending', 1.15),
       ratio('promotions', 'checkout-info', 'checkout-info-promotions', 1.35),
+      ...hosts,
     ];
   } finally {
     await sql.end();
     await bench.close();
     await fiskaly.stop();
     await fulfillment.stop();
+  }
+}
+
+/**
+ * What naming a primary and its standby in DATABASE_URL costs (`h1,h2/db?target_session_attrs=read-write`,
+ * the standby a host nobody listens on: it is never reached while the primary answers), against one
+ * host: a second service on the same Postgres runs the full flow in turns with the first, at the
+ * full flows' rate. Both have the retry of work cut off by a lost connection (it is always there).
+ */
+async function twoHostsComparison(bench: Bench, sql: postgres.Sql, fulfillmentUrl: string, rate: number, seconds: number): Promise<string[]> {
+  const twoHosts = await startBench({ topology: 'split', env: { FULFILLMENT_URL: fulfillmentUrl }, secondHost: `127.0.0.1:${await freePort()}` });
+  try {
+    const twoSql = postgres(twoHosts.databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      await seedCatalog(twoHosts, 'cost-none', CatalogSize, { provider: 'none' });
+      const sides = [
+        { name: 'full-flow (one host)', bench, sample: resourceSampler(bench, sql), flow: checkoutFlow('cost-none', await bench.token({ project: 'cost-none', permissions: ['productsRead', 'updatePricingCheckoutProcess', 'ordersRead'] })) },
+        { name: 'full-flow (two hosts)', bench: twoHosts, sample: resourceSampler(twoHosts, twoSql), flow: checkoutFlow('cost-none', await twoHosts.token({ project: 'cost-none', permissions: ['productsRead', 'updatePricingCheckoutProcess', 'ordersRead'] })) },
+      ];
+      await runFlows(twoHosts.url, sides[1]!.flow as FlowDefinition<unknown>, { concurrency: Concurrency, durationSeconds: 2, warmupSeconds: 0 });
+      await twoHosts.backgroundDone();
+      const spent = sides.map(() => noResources());
+      const operations = sides.map(() => 0);
+      for (let turn = 0; turn < Turns; turn++) {
+        for (const index of turn % 2 === 0 ? [0, 1] : [1, 0]) {
+          const side = sides[index]!;
+          const before = await side.sample();
+          const result = await runFlows(side.bench.url, side.flow as FlowDefinition<unknown>, { concurrency: Concurrency, durationSeconds: seconds, warmupSeconds: 0, flowsPerSecond: rate });
+          if (result.failures) throw new Error(`${side.name}: ${result.failures} flows failed, the first: ${result.firstFailure}`);
+          await side.bench.backgroundDone();
+          await statisticsReported();
+          addSpent(spent[index]!, spentBetween(before, await side.sample()));
+          operations[index]! += result.flows;
+        }
+      }
+      const costs = sides.map((side, i) => perOperation(spent[i]!, operations[i]!));
+      const x = platformCpuMs(costs[1]!) / platformCpuMs(costs[0]!);
+      return [
+        ...sides.map((side, i) => `${line(side.name, costs[i]!)}  [${operations[i]} operations]`),
+        `ratio two-hosts: ${x.toFixed(3)} (CPU of full-flow with DATABASE_URL naming a primary and a standby over one host; goal ≤ 1.05: ${x <= 1.05 ? 'met' : 'NOT met'})`,
+      ];
+    } finally {
+      await twoSql.end();
+    }
+  } finally {
+    await twoHosts.close();
   }
 }
 

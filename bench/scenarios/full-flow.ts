@@ -20,11 +20,9 @@ interface Flow {
 const Concurrency = Number(process.env.BENCH_FLOW_CONCURRENCY ?? 16);
 const MergePatch = 'application/merge-patch+json';
 
-/** `extraItems`: cart items added to the 10 of the standard cart (such as a vending machine's product). */
-export function checkoutFlow(project: string, token: string, extraItems: readonly object[] = []): FlowDefinition<Flow> {
-  const json = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  const patch = { authorization: `Bearer ${token}`, 'content-type': MergePatch };
-  const cart = JSON.stringify({
+/** The body of the flow's checkout info: the 10-item cart of the checkout-info scenario, and `extraItems`. */
+export function checkoutCart(extraItems: readonly object[] = []): string {
+  return JSON.stringify({
     shopID: 'bench-shop',
     session: 'bench',
     items: [
@@ -37,6 +35,13 @@ export function checkoutFlow(project: string, token: string, extraItems: readonl
       ...extraItems,
     ],
   });
+}
+
+/** `extraItems`: cart items added to the 10 of the standard cart (such as a vending machine's product). */
+export function checkoutFlow(project: string, token: string, extraItems: readonly object[] = []): FlowDefinition<Flow> {
+  const json = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const patch = { authorization: `Bearer ${token}`, 'content-type': MergePatch };
+  const cart = checkoutCart(extraItems);
   return {
     start: () => ({}),
     steps: [

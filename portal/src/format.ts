@@ -1,3 +1,4 @@
+import { moneyFormatter, parseAmount } from '../../subjects/formats/money.js';
 import { useLanguage, type Language } from './i18n.js';
 
 /**
@@ -20,8 +21,13 @@ const PatternLetters: Record<Language, { day: string; month: string; year: strin
 
 export interface Format {
   locale: string;
-  /** An amount in the currency's subunit (cents), such as 1999 → "19,99 €" / "€19.99". */
+  /**
+   * An amount in the currency's subunit (cents), such as 1999 → "19,99 €" / "€19.99": the subunit
+   * the API counts in (ISO 4217's, the service's table), not Intl's own digits, which differ.
+   */
   money(minor: number | null | undefined, currency?: string): string;
+  /** A price as the API writes it, decimal text in the currency ("1.99"); text that is no amount as given. */
+  price(text: string, currency: string): string;
   /** A number such as a tax rate, "7,5" / "7.5". */
   number(value: number | string): string;
   dateTime(iso: string | null | undefined): string;
@@ -50,7 +56,7 @@ export function useFormat(): Format {
 }
 
 function makeFormat(language: Language, locale: string): Format {
-  const moneyFormats = new Map<string, Intl.NumberFormat>();
+  const moneyFormats = new Map<string, (minor: number) => string>();
   const numberFormat = new Intl.NumberFormat(locale, { maximumFractionDigits: 4 });
   // 09:03 on a 24-hour clock, 9:03 AM on a 12-hour one.
   const twelve = new Intl.DateTimeFormat(locale, { hour: 'numeric' }).resolvedOptions().hour12 === true;
@@ -64,18 +70,23 @@ function makeFormat(language: Language, locale: string): Format {
   const letters = PatternLetters[language];
   const datePattern = parts.map((p) => (p.type === 'day' ? letters.day.repeat(2) : p.type === 'month' ? letters.month.repeat(2) : p.type === 'year' ? letters.year.repeat(4) : p.value)).join('');
 
+  const money: Format['money'] = (minor, currency = 'EUR') => {
+    if (minor === null || minor === undefined) return '–';
+    let format = moneyFormats.get(currency);
+    if (!format) {
+      format = moneyFormatter(locale, currency);
+      moneyFormats.set(currency, format);
+    }
+    return format(minor);
+  };
+
   return {
     locale,
     datePattern,
-    money(minor, currency = 'EUR') {
-      if (minor === null || minor === undefined) return '–';
-      let format = moneyFormats.get(currency);
-      if (!format) {
-        format = new Intl.NumberFormat(locale, { style: 'currency', currency });
-        moneyFormats.set(currency, format);
-      }
-      const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
-      return format.format(minor / 10 ** digits);
+    money,
+    price(text, currency) {
+      const minor = parseAmount(text, currency);
+      return minor === undefined ? `${text} ${currency}` : money(minor, currency);
     },
     number: (value) => (Number.isFinite(Number(value)) && String(value).trim() !== '' ? numberFormat.format(Number(value)) : String(value)),
     dateTime: (iso) => (iso ? dateTime.format(new Date(iso)) : '–'),

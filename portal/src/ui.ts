@@ -35,6 +35,24 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   return { ...state, reload };
 }
 
+/**
+ * What a button does (rotate, delete, ...): `run(work)` makes its click handler; a failure is kept
+ * in `error` for the ErrorMessage beside it, and `then` runs afterwards either way (a list reloads).
+ */
+export function useAction(then?: () => void): { error: unknown; run: (work: () => Promise<unknown>) => () => Promise<void> } {
+  const [error, setError] = useState<unknown>();
+  const run = (work: () => Promise<unknown>) => async () => {
+    setError(undefined);
+    try {
+      await work();
+    } catch (err) {
+      setError(err);
+    }
+    then?.();
+  };
+  return { error, run };
+}
+
 export function ErrorMessage({ error }: { error: unknown }) {
   const t = useWords(words);
   if (!error) return null;

@@ -1,35 +1,7 @@
-/**
- * Every permission a token can carry: the spec's names plus the ones design.md adds. A token lists
- * them one by one; there is no wildcard (the token CLI's `all` expands to this whole list).
- */
-export const Permissions = [
-  'productsRead',
-  'productsWrite',
-  'availabilitiesRead',
-  'availabilitiesWrite',
-  'pricingRead',
-  'pricingWrite',
-  'pricingCategoriesRead',
-  'pricingCategoriesWrite',
-  'checkoutRead',
-  'supervisor',
-  'setPaymentState',
-  'updatePricingCheckoutProcess',
-  'shopsRead',
-  'shopsWrite',
-  'ordersRead',
-  'closingsRead',
-  'closingsWrite',
-  'couponsRead',
-  'couponsWrite',
-  'promotionsRead',
-  'promotionsWrite',
-  'projectsWrite',
-  'fulfillmentsRead',
-  'fulfillmentsWrite',
-] as const;
+import { Permissions, type Permission } from '../../subjects/formats/permissions.js';
 
-export type Permission = (typeof Permissions)[number];
+/** The permission names (subjects/formats/permissions.ts) and what the edge asks of them. */
+export { Permissions, type Permission };
 
 const known: ReadonlySet<string> = new Set(Permissions);
 

@@ -39,15 +39,30 @@ export function requireChosenPassword(session: SessionAccount): SessionAccount {
   return session;
 }
 
+/** A cookie's value; one that does not decode (`%E0%A4%A`) is a 403, as a session that does not exist is. */
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq <= 0 || part.slice(0, eq).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      throw AppError.forbidden(`the ${name} cookie is malformed: sign in again`);
+    }
   }
   return undefined;
 }
 
+/** The credential the sign-in throttle counts a portal account's failures under (throttle.ts). */
+export function portalCredential(project: string, email: string): string {
+  return `portal:${project}:${email.toLowerCase()}`;
+}
+
+/**
+ * The session cookie. `secure`: whenever the edge is reached over https, by the request itself or by
+ * PUBLIC_BASE_URL (a TLS proxy in front speaks plain http to the edge).
+ */
 export function sessionCookie(value: string, options: { maxAgeSeconds: number; secure: boolean }): string {
   const parts = [`${SessionCookie}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${Math.max(0, Math.floor(options.maxAgeSeconds))}`];
   if (options.secure) parts.push('Secure');

@@ -15,11 +15,14 @@ import type { AuthThrottle } from './throttle.js';
  * Routes marked `basic: 'pos'` (the PoS routes) also take `Authorization: Basic` with one of the
  * project's PoS credentials (subjects/pos-credentials.ts); every other route refuses Basic.
  *
+ * Routes of an app user (`/apps/users/:appUserID...`, `appUser: true`) have no project in their
+ * path: they take the token's project, and only a token whose `appUserID` claim is the path's.
+ *
  * A credential that fails (a token that does not verify, a wrong PoS password) is counted against
  * the client address and the credential (throttle.ts); a request without one, or with a valid token
  * that lacks a permission, is refused without counting: it guesses nothing.
  */
-export type RouteAuth = 'public' | { permissions: readonly Permission[]; basic?: 'pos' };
+export type RouteAuth = 'public' | { permissions: readonly Permission[]; basic?: 'pos'; appUser?: true };
 
 /** Checks a PoS credential of a project (a worker holds the hashes); rejects with a 403 AppError. */
 export type PosCredentialCheck = (project: string, user: string, password: string) => Promise<Principal>;
@@ -37,8 +40,8 @@ export function registerAuth(app: FastifyInstance, verifier: TokenVerifier, chec
   app.decorateRequest('principal', null);
 
   app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith('/:project')) return;
     const auth = route.config?.auth;
+    if (!route.url.startsWith('/:project') && !auth) return;
     if (!auth) throw new Error(`${String(route.method)} ${route.url} must declare config.auth`);
     documentPermissions(route, auth);
   });
@@ -55,6 +58,7 @@ export function registerAuth(app: FastifyInstance, verifier: TokenVerifier, chec
       return;
     }
     const principal = /^basic /i.test(header) && auth.basic === 'pos' ? await posPrincipal(request, reply, header, checkPosCredential, throttle) : await tokenPrincipal(request, reply, header, verifier, throttle);
+    if (auth.appUser) requireOwnAppUser(request, principal);
     request.principal = requirePermissions(principal, auth.permissions);
   });
 }
@@ -75,9 +79,17 @@ async function tokenPrincipal(request: FastifyRequest, reply: FastifyReply, head
   }
   // A token sub blocked by failures through other addresses or edges is refused even when it verifies.
   if (principal.sub && !throttle.quiet()) await throttle.check(request, reply, `sub:${principal.sub}`);
+  // An app user's routes have no project in their path: the token's is theirs (requireOwnAppUser).
+  if (request.routeOptions.config.auth !== 'public' && request.routeOptions.config.auth?.appUser) return principal;
   const { project } = request.params as { project?: string };
   if (principal.project !== project) throw AppError.forbidden(`the token is not valid for project ${project}`);
   return principal;
+}
+
+/** An app user's own route: the token's `appUserID` claim must be the path's (an empty claim is no app user). */
+function requireOwnAppUser(request: FastifyRequest, principal: Principal): void {
+  const { appUserID } = request.params as { appUserID?: string };
+  if (!principal.appUserID || principal.appUserID !== appUserID) throw AppError.forbidden('the token may act for its own app user only');
 }
 
 async function portalPrincipal(request: FastifyRequest, token: string, sessions: SessionAuth): Promise<Principal> {
@@ -94,19 +106,16 @@ async function posPrincipal(request: FastifyRequest, reply: FastifyReply, header
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   const user = colon < 0 ? decoded : decoded.slice(0, colon);
-  const credential = `basic:${project}:${user}`;
-  // Before the worker is asked: a blocked credential costs no scrypt hash.
-  if (!throttle.quiet()) await throttle.check(request, reply, credential);
-  try {
-    if (colon < 0) throw AppError.forbidden('invalid PoS credentials');
-    return await check(project, user, decoded.slice(colon + 1));
-  } catch (err) {
-    if (isAuthFailure(err)) {
-      request.log.warn({ project, user: user.slice(0, 100), url: request.url }, 'PoS basic authentication failed');
-      await throttle.failed(request, credential);
+  // The throttle answers first: a blocked credential costs no scrypt hash.
+  return throttle.signIn(request, reply, `basic:${project}:${user}`, async () => {
+    try {
+      if (colon < 0) throw AppError.forbidden('invalid PoS credentials');
+      return await check(project, user, decoded.slice(colon + 1));
+    } catch (err) {
+      if (isAuthFailure(err)) request.log.warn({ project, user: user.slice(0, 100), url: request.url }, 'PoS basic authentication failed');
+      throw err;
     }
-    throw err;
-  }
+  });
 }
 
 /** The sub claim of a token that did not verify, to count the failure against; none when it does not decode. */
@@ -131,14 +140,17 @@ function documentPermissions(route: RouteOptions, auth: RouteAuth): void {
   if (schema['x-permissions']) return;
   let needs: string;
   if (auth === 'public') {
-    needs = 'Public: no token needed.';
-    schema.security = [];
+    // A public route may name the credential its handler checks itself (the app SDKs' Basic).
+    needs = Array.isArray(schema.security) && schema.security.length ? 'No token needed: the credential below.' : 'Public: no token needed.';
+    schema.security ??= [];
     schema['x-permissions'] = [];
   } else {
-    const { permissions, basic } = auth;
-    needs = permissions.length ? `Permission: ${permissions.map((p) => `\`${p}\``).join(' and ')}.` : 'Any valid token for the project.';
+    const { permissions, basic, appUser } = auth;
+    needs = permissions.length ? `Permission: ${permissions.map((p) => `\`${p}\``).join(' and ')}.` : appUser ? 'A token whose `appUserID` claim is the path\'s.' : 'Any valid token for the project.';
     if (basic === 'pos') needs += ' Also takes `Authorization: Basic` with a PoS credential of the project (`/{project}/pos/credentials`).';
-    schema.security = basic === 'pos' ? [{ bearerAuth: [] }, { posBasicAuth: [] }] : [{ bearerAuth: [] }];
+    // OAuth 2.0 client credentials get such a token too: /docs asks for one with the operation's permissions as the scope.
+    const bearer = [{ bearerAuth: [] }, { oauth2: [...permissions] }];
+    schema.security = basic === 'pos' ? [...bearer, { posBasicAuth: [] }] : bearer;
     schema['x-permissions'] = [...permissions];
   }
   schema.description = [schema.description, needs].filter(Boolean).join('\n\n');

@@ -6,12 +6,35 @@ import { AppError, isAppError } from '../errors.js';
  * One error shape on the wire: `{type, message, details?}`; `{error: {...}}` on the routes of
  * families the spec wraps (config.errorEnvelope `wrapped`); and both at once on the checkout
  * routes (`both`): the spec's fields at the top, repeated under `error`, where the app SDKs read
- * them. 5xx bodies never carry internals.
+ * them. The OAuth token endpoint answers RFC 6749's `{error, error_description}` (`oauth`). 5xx
+ * bodies never carry internals.
  */
 declare module 'fastify' {
   interface FastifyContextConfig {
-    errorEnvelope?: 'plain' | 'wrapped' | 'both';
+    errorEnvelope?: 'plain' | 'wrapped' | 'both' | 'oauth';
   }
+}
+
+/** RFC 6749 §5.2's error codes: an AppError of one of these types keeps it. */
+const OAuthErrors: ReadonlySet<string> = new Set(['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope']);
+
+/**
+ * An error as RFC 6749 §5.2 writes it. What the RFC names no code for: a refused request body is
+ * `invalid_request`; too many failed sign-ins `slow_down` (RFC 8628's code for a client that asks
+ * too often) with Retry-After; a 503 `temporarily_unavailable` and a 500 `server_error` (RFC
+ * 6749's codes of the authorization endpoint, which token clients know too).
+ */
+function oauthBody(error: AppError): { error: string; error_description: string } {
+  const code = OAuthErrors.has(error.type)
+    ? error.type
+    : error.status === 429
+      ? 'slow_down'
+      : error.status === 503
+        ? 'temporarily_unavailable'
+        : error.status >= 500
+          ? 'server_error'
+          : 'invalid_request';
+  return { error: code, error_description: error.message };
 }
 
 const FastifyCodes: Record<string, { status: number; type: string; message?: string }> = {
@@ -46,8 +69,18 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
     request.log.warn({ err: error.cause ?? error, url: request.url }, 'request unavailable');
     reply.header('retry-after', String(RetryAfterSeconds));
   } else if (error.status >= 500) request.log.error({ err: error.cause ?? error, url: request.url }, 'request failed');
-  const body = error.body();
+  // A worker's 429 says in its details when to come back (it crossed NATS as {status, type, message, details}).
+  if (error.status === 429 && !reply.hasHeader('retry-after')) {
+    const wait = error.details?.find((d) => typeof d.retryAfterSeconds === 'number')?.retryAfterSeconds;
+    if (typeof wait === 'number') reply.header('retry-after', String(wait));
+  }
   const envelope = request.routeOptions.config?.errorEnvelope;
+  if (envelope === 'oauth') {
+    // RFC 6749 §5.2: a failed client authentication answers 401 with the scheme it may use.
+    if (error.status === 401) reply.header('www-authenticate', 'Basic realm="checkout-platform", charset="UTF-8"');
+    return reply.code(error.status).header('cache-control', 'no-store').send(oauthBody(error));
+  }
+  const body = error.body();
   return reply.code(error.status).send(envelope === 'wrapped' ? { error: body } : envelope === 'both' ? { ...body, error: body } : body);
 }
 

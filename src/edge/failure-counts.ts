@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
-import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
-import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
+import { JetStreamApiCodes, JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { ensureReplicas, whileJetStreamStarts } from '../infra/jetstream.js';
 import type { Logger } from '../logger.js';
 
@@ -10,9 +10,14 @@ import type { Logger } from '../logger.js';
  * first failure, in the shape of a @fastify/rate-limit store (`incr`, `read`, `child`).
  *
  * `read` answers from this process's memory only, so that a request that signs in costs no I/O.
- * With a NATS connection the counts are shared by every edge through a JetStream key-value bucket:
- * `incr` (failures only) counts in the bucket with compare-and-set on the entry's revision, and
- * each edge watches the bucket, so a key blocked through one edge is blocked in the memory of all.
+ * With a NATS connection the counts are shared by every edge through a JetStream key-value bucket
+ * (made by the workers, ensureFailureCountsBucket): `incr` (failures only) counts in the bucket
+ * with compare-and-set on the entry's revision, and the bucket republishes every write it stored on
+ * `edge.auth-failures.<key>`, where each edge hears it (a plain subscription: an edge may make no
+ * consumer), so a key blocked through one edge is blocked in the memory of all. An edge that starts learns a
+ * key's count from the bucket at that key's next failure: it may let one more attempt through
+ * before it blocks a key another edge blocked. While the bucket cannot be reached (the workers have
+ * not made it yet, NATS is away), failures are counted in this edge's memory.
  */
 export interface Count {
   current: number;
@@ -37,14 +42,14 @@ interface Window {
 
 /** The key-value bucket the edges share their counts in (its name is in the edge's NATS permissions). */
 export const FailureCountsBucket = 'edge-auth-failures';
+/** Where the bucket republishes each write it stored (`<prefix>.<key>`): every edge hears them there, once. */
+export const FailureCountsWrites = 'edge.auth-failures';
 const Bucket = FailureCountsBucket;
 const MaxCasAttempts = 10;
 
 export async function createFailureCounts(options: {
   windowMs: number;
   nc?: NatsConnection;
-  /** Copies of the bucket on a NATS cluster (JETSTREAM_REPLICAS; default 1). */
-  replicas?: number;
   log: Logger;
 }): Promise<FailureCounts> {
   const { windowMs, log } = options;
@@ -53,7 +58,7 @@ export async function createFailureCounts(options: {
   const countOf = (w: Window, now: number): Count => ({ current: w.count, ttl: w.start + windowMs - now });
   const remember = (key: string, w: Window) => {
     const known = windows.get(key);
-    // Watch events and this process's own answers arrive in any order: the later window or the higher count wins.
+    // Other edges' writes and this process's own answers arrive in any order: the later window or the higher count wins.
     if (!known || w.start > known.start || (w.start === known.start && w.count > known.count)) windows.set(key, w);
   };
   // Keys of many addresses or guessed users would stay in memory after their window: sweep them out.
@@ -64,38 +69,49 @@ export async function createFailureCounts(options: {
   sweep.unref();
 
   let kv: KV | undefined;
-  let watch: QueuedIterator<KvWatchEntry> | undefined;
-  let watching: Promise<void> | undefined;
+  let writes: Subscription | undefined;
   if (options.nc) {
-    const kvm = new Kvm(options.nc);
-    const replicas = options.replicas ?? 1;
-    // The entries expire with the window; an edge that finds the bucket made by another edge uses
-    // it as it is, but with this replica count.
-    kv = await whileJetStreamStarts(log, `bucket ${Bucket}`, () => kvm.create(Bucket, { history: 1, ttl: windowMs, replicas }).catch(() => kvm.open(Bucket)));
-    await ensureReplicas(options.nc, `KV_${Bucket}`, replicas, log);
-    watch = await kv.watch();
-    const iterator = watch;
-    watching = (async () => {
-      for await (const entry of iterator) {
-        if (entry.operation !== 'PUT') windows.delete(entry.key);
+    // Bound without asking JetStream anything: the edge's account reaches the bucket's keys only.
+    kv = await new Kvm(options.nc).open(Bucket, { allow_direct: true });
+    const prefix = `${FailureCountsWrites}.`;
+    writes = options.nc.subscribe(`${prefix}>`, {
+      callback: (err, msg) => {
+        if (err) return;
+        const key = msg.subject.slice(prefix.length);
+        const operation = msg.headers?.get('KV-Operation');
+        if (operation === 'DEL' || operation === 'PURGE') windows.delete(key);
         else {
-          const w = parseWindow(entry.string());
-          if (w) remember(entry.key, w);
+          const w = parseWindow(msg.string());
+          if (w) remember(key, w);
         }
-      }
-    })().catch((err: unknown) => log.error({ err }, 'auth failure watch ended'));
+      },
+    });
   }
+  let warnedAt = 0;
+  const countInMemory = (key: string, cause: unknown): Window => {
+    if (Date.now() - warnedAt > windowMs) {
+      warnedAt = Date.now();
+      log.warn({ err: cause }, 'the failed sign-in bucket cannot be reached: failures are counted in this edge only');
+    }
+    const now = Date.now();
+    const known = windows.get(key);
+    const next = live(known, now) ? { count: known.count + 1, start: known.start } : { count: 1, start: now };
+    windows.set(key, next);
+    return next;
+  };
 
   const keyOf = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 40);
 
   async function count(key: string): Promise<Window> {
-    const now = Date.now();
-    if (!kv) {
-      const known = windows.get(key);
-      const next = live(known, now) ? { count: known.count + 1, start: known.start } : { count: 1, start: now };
-      windows.set(key, next);
-      return next;
+    if (!kv) return countInMemory(key, undefined);
+    try {
+      return await countInBucket(kv, key);
+    } catch (err) {
+      return countInMemory(key, err);
     }
+  }
+
+  async function countInBucket(kv: KV, key: string): Promise<Window> {
     for (let attempt = 0; attempt < MaxCasAttempts; attempt++) {
       const entry = await kv.get(key);
       const known = entry?.operation === 'PUT' ? parseWindow(entry.string()) : undefined;
@@ -133,8 +149,7 @@ export async function createFailureCounts(options: {
     none: () => windows.size === 0,
     async stop() {
       clearInterval(sweep);
-      watch?.stop();
-      await watching;
+      writes?.unsubscribe();
     },
   };
   return counts;
@@ -147,4 +162,32 @@ function parseWindow(text: string): Window | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The bucket the edges count in (the workers make it: an edge may not): entries expire with the
+ * window, and every write is republished for the edges to hear. One made before keeps its
+ * settings but takes this replica count; one made without the republishing (before this version:
+ * nats-server 2.9 cannot add it to a stream) is made again, forgetting the counts of the current
+ * window once.
+ */
+export async function ensureFailureCountsBucket(nc: NatsConnection, options: { windowMs: number; replicas?: number; log: Logger }): Promise<void> {
+  const { log } = options;
+  const replicas = options.replicas ?? 1;
+  const stream = `KV_${Bucket}`;
+  const republish = { src: `$KV.${Bucket}.>`, dest: `${FailureCountsWrites}.>` };
+  const kvm = new Kvm(nc);
+  await whileJetStreamStarts(log, `bucket ${Bucket}`, async () => {
+    const jsm = await jetstreamManager(nc);
+    const existing = await jsm.streams.info(stream).catch((err: unknown) => {
+      if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) return undefined;
+      throw err;
+    });
+    if (existing && existing.config.republish?.dest !== republish.dest) {
+      await jsm.streams.delete(stream);
+      log.info({ stream }, 'the failed sign-in bucket was made again to republish its writes (the counts of the current window are forgotten)');
+    }
+    await kvm.create(Bucket, { history: 1, ttl: options.windowMs, replicas, allow_direct: true, republish });
+  });
+  await ensureReplicas(nc, stream, replicas, log);
 }

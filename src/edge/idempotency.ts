@@ -187,7 +187,7 @@ const TagBytes = 16;
 
 function seal(key: Buffer, answer: KeptAnswer): string {
   const iv = randomBytes(IvBytes);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TagBytes });
   const sealed = Buffer.concat([cipher.update(JSON.stringify(answer), 'utf8'), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
 }
@@ -195,7 +195,9 @@ function seal(key: Buffer, answer: KeptAnswer): string {
 function open(key: Buffer, base64: string): KeptAnswer {
   const bytes = Buffer.from(base64, 'base64');
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IvBytes));
+    // GCM accepts tags as short as 4 bytes unless told their length: an answer cut short must not open.
+    if (bytes.length < IvBytes + TagBytes) throw new Error('the kept answer is shorter than its nonce and tag');
+    const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IvBytes), { authTagLength: TagBytes });
     decipher.setAuthTag(bytes.subarray(IvBytes, IvBytes + TagBytes));
     const text = Buffer.concat([decipher.update(bytes.subarray(IvBytes + TagBytes)), decipher.final()]).toString('utf8');
     return KeptAnswer.parse(JSON.parse(text));

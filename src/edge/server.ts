@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyInstance, type FastifySchemaCompiler } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import type { TokenVerifier } from '../auth/tokens.js';
+import type { TokenSigner, TokenVerifier } from '../auth/tokens.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { posCredentials } from '../../subjects/pos-credentials.js';
@@ -33,6 +33,9 @@ import { posRoutes } from './routes/pos.js';
 import { posCredentialRoutes } from './routes/pos-credentials.js';
 import { fulfillmentRoutes } from './routes/fulfillments.js';
 import { integrationRoutes } from './routes/integrations.js';
+import { appSignInRoutes } from './routes/app-sign-in.js';
+import { clientRoutes } from './routes/clients.js';
+import { oauthRoutes } from './routes/oauth.js';
 import { pricingRoutes } from './routes/pricing.js';
 import { promotionRoutes } from './routes/promotions.js';
 import { receiptRoutes } from './routes/receipts.js';
@@ -52,6 +55,8 @@ export interface EdgeDeps {
   log: Logger;
   client: ServiceClient;
   verifier: TokenVerifier;
+  /** Signs the tokens clients are issued (JWT_SECRET); absent when only JWKS_URL verifies tokens. */
+  signer?: TokenSigner;
   health: HealthCheck;
   version: string;
   /** Failed sign-in counts (shared by the edges when they share a NATS); the edge does not stop them. */
@@ -148,15 +153,18 @@ export async function buildEdge(deps: EdgeDeps): Promise<EdgeApp> {
   posRoutes(zodApp, deps.client);
   posCredentialRoutes(zodApp, deps.client);
   integrationRoutes(zodApp, deps.client);
+  clientRoutes(zodApp, deps.client);
+  appSignInRoutes(zodApp, deps.client, { throttle, signer: deps.signer, metrics: deps.metrics, appUserCreations: config.throttle.appUserCreations });
+  oauthRoutes(zodApp, deps.client, { throttle, signer: deps.signer, metrics: deps.metrics });
   fulfillmentRoutes(zodApp, deps.client);
   orderRoutes(zodApp, deps.client);
   closingRoutes(zodApp, deps.client);
   couponRoutes(zodApp, deps.client, { publicBaseUrl: config.publicBaseUrl });
   receiptRoutes(zodApp, deps.client);
   promotionRoutes(zodApp, deps.client);
-  portalSessionRoutes(zodApp, deps.client, { sessions, throttle, ttlMs: config.portal.sessionTtlMs });
+  portalSessionRoutes(zodApp, deps.client, { sessions, throttle, ttlMs: config.portal.sessionTtlMs, publicBaseUrl: config.publicBaseUrl });
   portalAccountRoutes(zodApp, deps.client);
-  portalEventRoutes(zodApp, deps.events);
+  portalEventRoutes(zodApp, deps.events, config.liveStreams);
   portalRoutes(zodApp);
   return app;
 }

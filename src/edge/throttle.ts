@@ -24,6 +24,12 @@ export interface AuthThrottle {
   check(request: FastifyRequest, reply: FastifyReply, credential: string | undefined): Promise<void>;
   /** Counts a failed sign-in of the address and the credential. */
   failed(request: FastifyRequest, credential: string | undefined): Promise<void>;
+  /**
+   * A sign-in with a credential: 429 before `work` runs when the address or the credential is
+   * blocked (no worker asked, no hash computed); a refusal of `work` (a 401 or 403 AppError) is
+   * counted against both and thrown on.
+   */
+  signIn<T>(request: FastifyRequest, reply: FastifyReply, credential: string | undefined, work: () => Promise<T>): Promise<T>;
 }
 
 declare module 'fastify' {
@@ -70,7 +76,7 @@ export async function registerThrottle(app: FastifyInstance, config: Config['thr
     return !state.isAllowed && state.remaining === 0 && state.ttl > 0 ? state.ttlInSeconds : undefined;
   };
 
-  return {
+  const throttle: AuthThrottle = {
     quiet: () => failures.none(),
     async check(request, reply, credential) {
       request.throttleCredential = credential;
@@ -87,7 +93,17 @@ export async function registerThrottle(app: FastifyInstance, config: Config['thr
         if (!state.isAllowed && state.remaining === 0 && state.max > 0) request.log.warn({ key: state.key.slice(0, 200), windowS: state.ttlInSeconds }, 'sign-ins blocked after too many failures');
       }
     },
+    async signIn(request, reply, credential, work) {
+      if (!throttle.quiet()) await throttle.check(request, reply, credential);
+      try {
+        return await work();
+      } catch (err) {
+        if (err instanceof AppError && (err.status === 401 || err.status === 403)) await throttle.failed(request, credential);
+        throw err;
+      }
+    },
   };
+  return throttle;
 }
 
 

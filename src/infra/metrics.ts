@@ -22,6 +22,10 @@ export interface Metrics {
   readonly jobsExhausted: Counter<'kind'>;
   /** Webhook delivery attempts by result: `delivered` (2xx), `rejected` (another status), `timeout`, `connection_failed`. */
   readonly webhookDeliveries: Counter<'result'>;
+  /** Tokens the edge issued to clients, by grant: `app` (an app user, the SDKs' sign-in), `service` (client credentials). */
+  readonly tokensIssued: Counter<'grant'>;
+  /** App events the app SDKs posted, by type (the SDKs' types; any other is `other`). */
+  readonly appEvents: Counter<'type'>;
 }
 
 /** A request on the message path: answered, answered with an error, or not answered (timeout, no worker, broker down). */
@@ -65,6 +69,18 @@ export function createMetrics(): Metrics {
       name: `${Prefix}webhook_deliveries_total`,
       help: 'Webhook delivery attempts, by result (delivered: 2xx, rejected: another status, timeout, connection_failed)',
       labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    tokensIssued: new Counter({
+      name: `${Prefix}tokens_issued_total`,
+      help: 'Tokens issued to clients, by grant (app: an app user of the app SDKs, service: OAuth client credentials)',
+      labelNames: ['grant'] as const,
+      registers: [registry],
+    }),
+    appEvents: new Counter({
+      name: `${Prefix}app_events_total`,
+      help: 'App events the app SDKs posted (counted, not kept), by type',
+      labelNames: ['type'] as const,
       registers: [registry],
     }),
   };

@@ -90,7 +90,8 @@ async function commandLineIncludes(pid: number, fragment: string): Promise<boole
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process of that id runs (signal 0). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

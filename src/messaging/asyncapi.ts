@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import * as availabilities from '../../subjects/availabilities.js';
 import * as checkout from '../../subjects/checkout.js';
 import * as checkoutProcess from '../../subjects/checkout-process.js';
+import * as clientsModule from '../../subjects/clients.js';
 import * as closings from '../../subjects/closings.js';
 import { ProjectId } from '../../subjects/common.js';
 import { ErrorHeaders, ErrorReply, JsonCodec, type Endpoint } from '../../subjects/contract.js';
@@ -40,6 +41,7 @@ export const SubjectModules: Record<string, Record<string, unknown>> = {
   availabilities,
   checkout,
   'checkout-process': checkoutProcess,
+  clients: clientsModule,
   closings,
   coupons,
   fiscal,
@@ -73,8 +75,9 @@ const JobShapes: Record<JobKind, { payload: z.ZodType; id: string; step?: string
   closing: { payload: closings.ClosingWork, id: 'shopID', step: 'type' },
   receipt: { payload: receipts.ReceiptJob, id: 'orderID' },
   fiscal: { payload: fiscal.FiscalJob, id: 'processID', step: 'step' },
-  revocation: { payload: integrations.RevocationJob, id: 'integrationID' },
+  revocation: { payload: integrations.AccountUpdateJob, id: 'account' },
   webhook: { payload: integrations.WebhookJob, id: 'integrationID' },
+  'webhook-log': { payload: integrations.WebhookLogSweepJob, id: 'hour' },
 };
 
 function isEndpoint(value: unknown): value is Endpoint {

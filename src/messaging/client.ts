@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { AppError } from '../errors.js';
 import type { Metrics, NatsOutcome } from '../infra/metrics.js';
 import type { Publisher } from './publisher.js';
+import { watchWorkers } from './worker-watch.js';
 
 /**
  * The edge side of the message path: send a request on an endpoint's subject and turn what comes
@@ -18,8 +19,9 @@ import type { Publisher } from './publisher.js';
  * declares repeatable (a read, a PUT of a client-chosen id; subjects/contract.ts) is sent again
  * when it may have been lost with a node: when this connection dropped while it was under way
  * (once connected again), or when the cluster lost a node and it is still unanswered a second
- * later. Any other request keeps waiting for its answer or its timeout (503): only the client knows
- * whether it may be repeated.
+ * later. A repeatable request is also sent again when a worker died while it was under way
+ * (worker-watch.ts: the edge learns it within a quarter of a second). Any other request keeps
+ * waiting for its answer or its timeout (503): only the client knows whether it may be repeated.
  */
 export interface ServiceClient {
   call<E extends Endpoint>(endpoint: E, request: RequestOf<E>, options?: CallOptions): Promise<ReplyOf<E>>;
@@ -59,6 +61,8 @@ interface Call {
   /** `sent`: an attempt is under way (its token in `token`); `parked`: waiting for the connection; `pausing`: for its next attempt. */
   state: 'sent' | 'parked' | 'pausing';
   token: string;
+  /** When the attempt under way was sent. */
+  sentAt: number;
   /** The timeout of the attempt or of the wait, or the end of the pause. */
   timer?: NodeJS.Timeout;
   firstSentAt: number;
@@ -120,6 +124,7 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
     const token = (sequence++).toString(36);
     call.state = 'sent';
     call.token = token;
+    call.sentAt = Date.now();
     sent.set(token, call);
     call.timer = setTimeout(() => fail(call, AppError.unavailable('the service did not answer in time')), call.timeoutMs);
     publisher.publish(call.endpoint.subject, call.payload, { reply: `${inbox}.${token}` }, (err) => {
@@ -200,6 +205,20 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
     }
   })();
 
+  // A worker that died with requests in hand: the repeatable ones go again at once (another worker
+  // answers within a second of the death), the others wait for their answer or their timeout.
+  const watch = watchWorkers({
+    nc,
+    waiting(olderThanMs) {
+      const before = Date.now() - olderThanMs;
+      for (const call of sent.values()) if (call.sentAt < before) return true;
+      return false;
+    },
+    onLost() {
+      for (const call of [...sent.values()]) if (call.repeatable && call.resent < MaxResends) sendAgain(call);
+    },
+  });
+
   const send = (endpoint: Endpoint, request: unknown, options: CallOptions | undefined) => {
     const payload = endpoint.codec.encode(request);
     // A request the broker cannot carry is the client's too-large input, not an outage.
@@ -215,6 +234,7 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
         reject,
         state: 'sent',
         token: '',
+        sentAt: 0,
         firstSentAt: Date.now(),
         resent: 0,
         unheard: 0,
@@ -237,6 +257,7 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
     disconnected: () => disconnected,
     maxPayload,
     close() {
+      watch.stop();
       replies.unsubscribe();
       failAll(AppError.unavailable('the service is shutting down'));
     },

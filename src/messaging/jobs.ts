@@ -6,6 +6,8 @@ import type { z } from 'zod';
 import { tryParseJson } from '../../subjects/formats/json.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../infra/metrics.js';
+import { watchStream, type StreamHealer } from '../infra/healing.js';
+import { timeNanos, whileJetStreamStarts, type StreamSpec } from '../infra/jetstream.js';
 import { JobBundle, JobBundleHeader, JobStream } from '../../subjects/jobs.js';
 
 /**
@@ -84,6 +86,19 @@ export interface JobConsumerSpec {
    * process answers (each job waits at most half a minute for that). Unset: jobs start as they come.
    */
   yieldAboveBusyShare?: number;
+  /**
+   * Sends again, from Postgres, the kind's jobs whose work is not done, after the stream JOBS was
+   * lost and made again (src/infra/healing.ts): `life` names the stream's new life (the resent
+   * jobs' Nats-Msg-Ids carry it: resentMsgId). Called once per life by each process of the kind;
+   * the routine itself makes sure only one of them sends (claimResend).
+   */
+  resend?: (life: string) => Promise<void>;
+  /**
+   * How long the resend waits after the loss: a job of the old stream that a worker was doing when
+   * it went is finished and recorded meanwhile (the longest call the kind makes), so that the job
+   * sent again finds it done. Default 0.
+   */
+  resendAfterMs?: number;
 }
 
 export interface JobConsumer {
@@ -106,9 +121,20 @@ function backoffOf(spec: JobConsumerSpec): number[] {
  * stream (JETSTREAM_REPLICAS, given to the stream at start): a work-queue stream's consumers must
  * match it, and one that was made before the count changed is brought to it by this update.
  */
-async function ensureConsumer(nc: NatsConnection, spec: JobConsumerSpec): Promise<void> {
+async function ensureConsumer(nc: NatsConnection, spec: JobConsumerSpec, log: Logger): Promise<number> {
+  // Like the streams (ensureStream): a JetStream that does not answer yet (a cluster electing its
+  // leader, a server too busy to answer the API in time) is waited for, a refusal is not.
+  return whileJetStreamStarts(log, `consumer ${spec.durable}`, async () => {
+    const jsm = await jetstreamManager(nc);
+    const stream = await jsm.streams.info(JobStream.name);
+    await ensureConsumerOn(nc, spec, stream.config.num_replicas);
+    return stream.config.num_replicas;
+  });
+}
+
+/** True when this call made the consumer. */
+async function ensureConsumerOn(nc: NatsConnection, spec: JobConsumerSpec, replicas: number): Promise<boolean> {
   const jsm = await jetstreamManager(nc);
-  const stream = await jsm.streams.info(JobStream.name);
   const config = {
     ack_policy: AckPolicy.Explicit,
     filter_subject: spec.filter,
@@ -116,22 +142,24 @@ async function ensureConsumer(nc: NatsConnection, spec: JobConsumerSpec): Promis
     backoff: backoffOf(spec).map((ms) => nanos(ms)),
     ack_wait: nanos(retryDelay(spec.retryScheduleMs, 1)),
     max_ack_pending: 10_000,
-    num_replicas: stream.config.num_replicas,
+    num_replicas: replicas,
   };
   try {
     await jsm.consumers.info(JobStream.name, spec.durable);
     await jsm.consumers.update(JobStream.name, spec.durable, config);
-    return;
+    return false;
   } catch (err) {
     if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound)) throw err;
   }
   try {
     await jsm.consumers.add(JobStream.name, { ...config, durable_name: spec.durable, deliver_policy: DeliverPolicy.All });
+    return true;
   } catch (err) {
     // Another process created it in between: it has this configuration too.
     await jsm.consumers.info(JobStream.name, spec.durable).catch(() => {
       throw err;
     });
+    return false;
   }
 }
 
@@ -157,12 +185,22 @@ export function startJobConsumer(deps: JobConsumerDeps, spec: JobConsumerSpec, h
 export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobConsumerSpec, handler: (jobs: Job[]) => Array<Promise<JobOutcome>>): Promise<JobConsumer> {
   const { nc, log, metrics } = deps;
   const exhausted = { kind: jobKindOf(spec.filter) };
-  await ensureConsumer(nc, spec);
-  const consumer = await jetstream(nc).consumers.get(JobStream.name, spec.durable);
+  const replicas = await ensureConsumer(nc, spec, log);
+  const healing = healJobs(nc, log, replicas);
+  const unwatch = healing.watch(spec);
   const concurrency = spec.concurrency ?? 16;
   // A pull waits at the consumer's leader; if that node is lost, only missed heartbeats tell (two of
   // them, half a pull's expiry each): pulls of 5 s notice it within 5 s instead of the default 30 s.
+  // Asked for like the consumer's making (ensureConsumer): JetStream can have no responders for a
+  // moment while the start pushes the platform's account JWT (seen once in CI: the start failed).
+  const consumer = await whileJetStreamStarts(log, `consumer ${spec.durable}`, () => jetstream(nc).consumers.get(JobStream.name, spec.durable));
   const messages = await consumer.consume({ max_messages: concurrency, expires: PullExpiresMs });
+  // The pull says when its consumer or the stream went: the healer looks at once (it looks every few seconds anyway).
+  void (async () => {
+    for await (const status of messages.status()) {
+      if (status.type === 'consumer_deleted' || status.type === 'consumer_not_found' || status.type === 'stream_not_found') void healing.check();
+    }
+  })();
   // A job in progress is reported three times within the shortest time the server waits for its
   // ack, so that a process stalled for a moment (a busy machine, a long GC) keeps its job.
   const heartbeatMs = Math.max(50, Math.floor(Math.min(...spec.retryScheduleMs, 30_000) / 3));
@@ -202,6 +240,16 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
    */
   const settle = (taken: Taken, outcomes: ReadonlyArray<PromiseSettledResult<JobOutcome>>) => {
     const { msg, jobs } = taken;
+    // A message of a JOBS that was lost and made again is not settled: nats-server 2.9 takes an ack
+    // by the stream sequence it names, and would remove the new stream's message of that number,
+    // whoever it was delivered to. Its work, if not done, is sent again from Postgres (healing.ts).
+    // A message stored before the stream it would be acked on was made is of the lost one (the
+    // pull may have brought it before the loss and the pool taken it after).
+    const life = healing.life();
+    if (life !== undefined && msg.info.timestampNanos < timeNanos(life)) {
+      log.warn({ subject: msg.subject, stream: JobStream.name }, 'a job of a JOBS that was lost is not acked: the stream was made again');
+      return;
+    }
     const failed = jobs.flatMap((job, i) => {
       const result = outcomes[i]!;
       if (result.status === 'fulfilled' && result.value.kind === 'done') return [];
@@ -302,6 +350,7 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
   return {
     async stop() {
       stopping = true;
+      unwatch();
       load?.stop();
       await messages.close();
       await loop;
@@ -309,6 +358,84 @@ export async function startBatchJobConsumer(deps: JobConsumerDeps, spec: JobCons
       await Promise.allSettled([...running]);
     },
   };
+}
+
+/** How long JOBS keeps a job: two weeks outlasts every retry schedule (older work is not sent again after a loss). */
+export const JobsKeptDays = 14;
+
+/** The stream JOBS: jobs stay until a worker acked them, JobsKeptDays at most. */
+export function jobStreamSpec(replicas: number): StreamSpec {
+  return { ...JobStream, retention: 'workqueue', maxAgeMs: JobsKeptDays * 86_400_000, duplicateWindowMs: 120_000, replicas };
+}
+
+/** The Nats-Msg-Id of a job sent again from Postgres in the stream's life `life` (its own id: the first is remembered a while). */
+export function resentMsgId(msgId: string, life: string): string {
+  return `${msgId}${ResentMark}${life}`;
+}
+
+/** Whether a job was sent again from Postgres after its stream was lost (a first delivery that must first look at what is recorded). */
+export function isResent(job: Pick<Job, 'msgId'>): boolean {
+  return job.msgId.includes(ResentMark);
+}
+
+/** A job's own id, without the mark of a resend. */
+export function originalMsgId(job: Pick<Job, 'msgId'>): string {
+  const at = job.msgId.indexOf(ResentMark);
+  return at < 0 ? job.msgId : job.msgId.slice(0, at);
+}
+
+const ResentMark = ':resent:';
+
+/**
+ * The JOBS watch of a connection's process (src/infra/healing.ts): every job consumer started on it
+ * is looked after, the stream with them, and each kind's resend is called when the stream was made
+ * again.
+ */
+interface JobHealing {
+  watch(spec: JobConsumerSpec): () => void;
+  check(): Promise<void>;
+  /** JOBS's life (its creation time) as last seen. */
+  life(): string | undefined;
+}
+
+const jobHealings = new WeakMap<NatsConnection, JobHealing>();
+
+function healJobs(nc: NatsConnection, log: Logger, replicas: number): JobHealing {
+  const existing = jobHealings.get(nc);
+  if (existing) return existing;
+  const specs = new Set<JobConsumerSpec>();
+  let healer: StreamHealer | undefined;
+  const healing: JobHealing = {
+    watch(spec) {
+      specs.add(spec);
+      healer ??= watchStream(nc, log, {
+        spec: jobStreamSpec(replicas),
+        consumers: () => [...specs].map((s) => ({ name: s.durable, ensure: () => ensureConsumerOn(nc, s, replicas) })),
+        async renewed(life) {
+          const results = await Promise.allSettled(
+            [...specs].map(async (s) => {
+              if (!s.resend) return;
+              if (s.resendAfterMs) await sleep(s.resendAfterMs);
+              await s.resend(life);
+            }),
+          );
+          const failed = results.find((r) => r.status === 'rejected');
+          if (failed) throw failed.reason;
+        },
+      });
+      return () => {
+        specs.delete(spec);
+        if (!specs.size) {
+          healer?.stop();
+          healer = undefined;
+        }
+      };
+    },
+    check: () => healer?.check() ?? Promise.resolve(),
+    life: () => healer?.life(),
+  };
+  jobHealings.set(nc, healing);
+  return healing;
 }
 
 /** The kind a consumer's filter takes (`jobs.<kind>.>`), for metric labels. */

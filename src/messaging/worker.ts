@@ -1,7 +1,9 @@
-import { headers, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { headers, nuid, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { ErrorHeaders, type Endpoint, type ParsedRequestOf, type ReplyOf } from '../../subjects/contract.js';
+import { WorkerPresence } from '../../subjects/system.js';
 import { AppError, isAppError } from '../errors.js';
 import type { Metrics } from '../infra/metrics.js';
 import { isDatabaseUnreachable } from '../infra/postgres.js';
@@ -47,11 +49,27 @@ export interface EndpointDeps {
   log: Logger;
   /** Counts the messages handled, by subject and result (`checkout_worker_messages_total`). */
   metrics?: Pick<Metrics, 'workerMessages'>;
+  /**
+   * How long a repeatable request that found the database unreachable may run again, from its first
+   * try (config.ts `database.waitMs`); default 400 ms.
+   */
+  databaseWaitMs?: number;
 }
 
 export function serveEndpoints(deps: EndpointDeps, routes: readonly Route[]): EndpointServer {
   const { nc, publisher, log, metrics } = deps;
+  const waitMs = deps.databaseWaitMs ?? 400;
   const running = new Set<Promise<void>>();
+
+  // Its presence: the edges probe it while it holds their requests (src/messaging/worker-watch.ts).
+  const id = nuid.next();
+  const presence = [WorkerPresence.census, WorkerPresence.probe(id)].map((subject) =>
+    nc.subscribe(subject, {
+      callback: (_err, msg) => {
+        if (msg.reply) publisher.publish(msg.reply, subject === WorkerPresence.census ? JSON.stringify({ id }) : '{}');
+      },
+    }),
+  );
 
   const subscriptions: Subscription[] = routes.map((r) =>
     nc.subscribe(r.endpoint.subject, {
@@ -61,7 +79,7 @@ export function serveEndpoints(deps: EndpointDeps, routes: readonly Route[]): En
           log.error({ err, subject: r.endpoint.subject }, 'subscription failed');
           return;
         }
-        const work = answer(r, msg, publisher, log, metrics).finally(() => running.delete(work));
+        const work = answer(r, msg, publisher, log, metrics, waitMs).finally(() => running.delete(work));
         running.add(work);
       },
     }),
@@ -72,11 +90,13 @@ export function serveEndpoints(deps: EndpointDeps, routes: readonly Route[]): En
       await Promise.allSettled(subscriptions.map((s) => s.drain()));
       await Promise.allSettled([...running]);
       publisher.flush();
+      // Present until every request it held is answered: an edge that found it gone would send them again.
+      for (const s of presence) s.unsubscribe();
     },
   };
 }
 
-async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger, metrics: EndpointDeps['metrics']): Promise<void> {
+async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger, metrics: EndpointDeps['metrics'], waitMs: number): Promise<void> {
   const subject = r.endpoint.subject;
   if (!msg.reply) {
     log.warn({ subject }, 'request without a reply subject dropped');
@@ -85,7 +105,7 @@ async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger, met
   let payload: string | Uint8Array;
   let failure: AppError | undefined;
   try {
-    const result = await handle(r, parseRequest(r.endpoint, msg));
+    const result = await handle(r, parseRequest(r.endpoint, msg), waitMs);
     payload = result instanceof JsonText ? result.text : JSON.stringify(result ?? null);
   } catch (err) {
     failure = toFailure(err);
@@ -107,23 +127,24 @@ async function answer(r: Route, msg: Msg, publisher: Publisher, log: Logger, met
   }
 }
 
-/** Pauses before a repeatable request runs again after the database was unreachable. */
-const UnreachableRetryMs = [100, 300];
-
 /**
  * Runs the handler. A repeatable request (subjects/contract.ts) that found the database unreachable
- * runs again after a pause, twice at most: after a Postgres restart a pool may hand out a
- * connection that died with the old server (the first query on it fails, the next connection
- * works), and a restart of a second or so is then over before the client hears of it. Other
- * requests answer 503 at once: only the client knows whether they may run again.
+ * runs again after a pause (0.1 s, doubling up to 1 s) while `waitMs` has not passed since its
+ * first try: a connection cut by a restart or a failover (the query was sent, the answer lost), or
+ * a primary that took longer than the pool's wait to come back, costs the client a pause, not an
+ * error. Handling it twice is handling it once: the version compare and the unique keys find what
+ * the first try wrote. Any other request is not run again here: its statements waited for a primary
+ * in the pool (postgres.ts), and its transactions ran again when they had not committed
+ * (inTransaction); what is left may have been written, and only the client knows whether to ask again.
  */
-async function handle(r: Route, request: unknown): Promise<unknown> {
+async function handle(r: Route, request: unknown, waitMs: number): Promise<unknown> {
+  const started = performance.now();
   for (let attempt = 0; ; attempt++) {
     try {
       return await r.handler(request);
     } catch (err) {
-      const pause = UnreachableRetryMs[attempt];
-      if (pause === undefined || !isDatabaseUnreachable(err) || !r.endpoint.repeatable(request)) throw err;
+      const pause = Math.min(100 * 2 ** attempt, 1000);
+      if (!isDatabaseUnreachable(err) || !r.endpoint.repeatable(request) || performance.now() - started + pause > waitMs) throw err;
       await sleep(pause);
     }
   }

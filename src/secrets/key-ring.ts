@@ -24,18 +24,19 @@ export interface KeyRing {
   open(sealed: string, purpose: string): string;
 }
 
-const Prefix = 'sealed:v1:';
+/** How every sealed value starts. */
+export const SealedPrefix = 'sealed:v1:';
 const NonceBytes = 12;
 const TagBytes = 16;
 
 /** Whether a stored text is a sealed value (else: a plain value written before secrets were sealed). */
 export function isSealed(text: string): boolean {
-  return text.startsWith(Prefix);
+  return text.startsWith(SealedPrefix);
 }
 
 /** The id of the key that sealed a value. */
 export function sealedKeyId(sealed: string): string {
-  return sealed.slice(Prefix.length).split(':')[0] ?? '';
+  return sealed.slice(SealedPrefix.length).split(':')[0] ?? '';
 }
 
 export class UnreadableSecretError extends Error {
@@ -78,19 +79,22 @@ export function createKeyRing(current: Buffer, previous: readonly Buffer[] = [])
     ids: [...keys.keys()],
     seal(plaintext, purpose) {
       const nonce = randomBytes(NonceBytes);
-      const cipher = createCipheriv('aes-256-gcm', current, nonce);
+      const cipher = createCipheriv('aes-256-gcm', current, nonce, { authTagLength: TagBytes });
       cipher.setAAD(Buffer.from(purpose));
       const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final(), cipher.getAuthTag()]);
-      return `${Prefix}${currentId}:${nonce.toString('base64url')}:${body.toString('base64url')}`;
+      return `${SealedPrefix}${currentId}:${nonce.toString('base64url')}:${body.toString('base64url')}`;
     },
     open(sealed, purpose) {
       if (!isSealed(sealed)) throw new UnreadableSecretError('', 'not a sealed value');
-      const [id = '', nonce = '', body = ''] = sealed.slice(Prefix.length).split(':');
+      const [id = '', nonce = '', body = ''] = sealed.slice(SealedPrefix.length).split(':');
       const key = keys.get(id);
       if (!key) throw new UnreadableSecretError(id, unknownKeyMessage(id));
       const bytes = Buffer.from(body, 'base64url');
+      const nonceBytes = Buffer.from(nonce, 'base64url');
+      // GCM accepts tags as short as 4 bytes unless told their length: a value cut short must not open.
+      if (bytes.length < TagBytes || nonceBytes.length !== NonceBytes) throw new UnreadableSecretError(id, `a secret sealed under key ${id} for ${purpose} is cut short`);
       try {
-        const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'));
+        const decipher = createDecipheriv('aes-256-gcm', key, nonceBytes, { authTagLength: TagBytes });
         decipher.setAAD(Buffer.from(purpose));
         decipher.setAuthTag(bytes.subarray(bytes.length - TagBytes));
         return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - TagBytes)), decipher.final()]).toString('utf8');

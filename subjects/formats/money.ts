@@ -1,10 +1,18 @@
 /**
- * Amounts as text (imports, promotion arguments, exports): money is an integer in the currency's
- * subunit everywhere (150 EUR-cents is 1.50 EUR), and decimal text converts to it exactly, never
- * through floating point.
+ * Amounts as text (imports, promotion arguments, exports, receipts, the portal): money is an
+ * integer in the currency's subunit everywhere (150 EUR-cents is 1.50 EUR), and decimal text
+ * converts to it exactly, never through floating point.
+ *
+ * The one table of subunits: the service, its receipts and the portal (which bundles this module,
+ * the only one it takes from outside portal/: portal/README.md) read amounts by it. It imports
+ * nothing, so a browser runs it as it is.
  */
 
-/** ISO 4217 currencies whose subunit is not the hundredth; every other currency has 2 decimals. */
+/**
+ * ISO 4217 currencies whose subunit is not the hundredth; every other currency has 2 decimals.
+ * Intl's own digits (CLDR's) differ for some: 0 for HUF, COP, IRR, LBP and IQD, whose ISO subunits
+ * are 2, 2, 2, 2 and 3 decimals.
+ */
 const MinorUnitDigits: Readonly<Record<string, number>> = {
   BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0, UYI: 0,
   VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
@@ -38,4 +46,25 @@ export function formatAmount(amount: number, currency: string): string {
   const sign = amount < 0 ? '-' : '';
   const text = String(Math.abs(amount)).padStart(digits + 1, '0');
   return `${sign}${text.slice(0, -digits)}.${text.slice(-digits)}`;
+}
+
+/**
+ * Amounts in the currency's subunit written as the locale writes money, with the currency's digits
+ * of the table above: 123456 → "1.234,56 €" (de-DE, EUR), 123456 HUF → "1.234,56 Ft"; exact for every
+ * safe integer. A currency Intl does not take (a price's currency is free text) is written after
+ * the number.
+ */
+export function moneyFormatter(locale: string, currency: string): (amount: number) => string {
+  const digits = minorUnitDigits(currency);
+  const options = { minimumFractionDigits: digits, maximumFractionDigits: digits };
+  let format: Intl.NumberFormat;
+  let suffix = '';
+  try {
+    format = new Intl.NumberFormat(locale, { ...options, style: 'currency', currency });
+  } catch {
+    format = new Intl.NumberFormat(locale, options);
+    suffix = ` ${currency}`;
+  }
+  // As decimal text: Intl formats a string as the decimal it is, beyond 2^53 / 100 too.
+  return (amount) => `${format.format(formatAmount(amount, currency) as `${number}`)}${suffix}`;
 }

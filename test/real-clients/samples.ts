@@ -1069,3 +1069,49 @@ export const SdkInvalidCartItemError = {
     ],
   },
 };
+
+/**
+ * snabble/Android-SDK core/src/test/resources/metadata.json, its frame: the global links, the kill
+ * flag and the first project without its code templates and prefixes (its shops are
+ * SdkFixtureMetadataShops). Note `createAppUser` and `tokens` without a query: the SDK appends one.
+ */
+export const SdkFixtureMetadata = {
+  links: {
+    appUser: { href: '/apps/users/{appUserID}' },
+    appUserOrders: { href: '/apps/users/{appUserID}/orders' },
+    clientOrders: { href: '/clients/{clientID}/orders' },
+    createAppUser: { href: '/apps/test/users' },
+    self: { href: '/metadata/app/test-app/version/1.0' },
+  },
+  metadata: { kill: false },
+  projects: [
+    {
+      currency: 'EUR',
+      customerCards: { accepted: ['knauber'] },
+      decimalDigits: 2,
+      enableCheckout: true,
+      id: 'test',
+      links: {
+        appEvents: { href: '/test/events' },
+        appdb: { href: '/test/appdb' },
+        checkoutInfo: { href: '/test/checkout/info' },
+        productBySku: { href: '/test/products/sku/{sku}' },
+        resolvedProductBySku: { href: '/test/resolvedProducts/sku/{sku}' },
+        resolvedProductLookUp: { href: '/test/resolvedProducts/lookUp' },
+        self: { href: '/metadata/project/test' },
+        shops: { href: '/test/shops' },
+        tokens: { href: '/test/tokens' },
+      },
+      locale: 'de_DE',
+      roundingMode: 'up',
+      scanFormats: ['ean8', 'ean13', 'code128'],
+      shops: SdkFixtureMetadataShops,
+    },
+  ],
+};
+
+/** snabble/snabble-ios-sdk Network/Tests/Resources/UsersResponse.json: a new app user and its token (expiresAt as the fixture has it). */
+export const SdkFixtureUsersResponse = {
+  appUser: { id: 'a10cd49b-994b-4d88-b5b9-f3a4edc49929', secret: 'abcdefghijklmnopqrstuvwxyz1234567890ABCDEFGHIJ' },
+  token: { token: 'eyJhbGciOiJIUzI1NiJ9.e30.r_5gtHitmkdPAdgj2Ytt90oL77KiUzZJG5d_T7biXGs', id: 'a10cd49b-994b-4d88-b5b9-f3a4edc49929', issuedAt: 1680000000, expiresAt: 1680000000 },
+};

@@ -782,6 +782,111 @@ export const OrderList = z.object({
 });
 
 // ---------------------------------------------------------------------------------------------
+// Sign-in: the metadata document (GET /metadata/app/{appID}/{platform}/{version}), app users and
+// tokens (POST links.createAppUser?project=, GET project links.tokens?role=retailerApp)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * snabble/Android-SDK core/src/main/java/io/snabble/sdk/Project.kt (`parse`): a project's `links`
+ * are read entry by entry as `value.asJsonObject["href"].asString`, so EVERY entry must be an object
+ * with a string href (anything else throws past `parseProjects`, which catches only
+ * IllegalArgumentException); `tokens` is made `"${urls["tokens"]}?role=retailerApp"`, so it must
+ * carry no query. `id` is required (requireNotNull: the project is dropped). `customerCards` is read
+ * with `getAsJsonObject` and used without a null check: a missing object is a NullPointerException
+ * (Kotlin's receiver check) that loses the project. `currency` goes to Currency.getInstance (an ISO
+ * 4217 code), `roundingMode` `up`/`down`/else half up, `locale` to LocaleUtils.toLocale.
+ */
+export const AndroidMetadataProject = z.object({
+  id: z.string(),
+  name: z.string().nullish(),
+  links: z.record(z.string(), z.object({ href: z.string() })).refine((links) => links.tokens !== undefined && !links.tokens.href.includes('?'), 'links.tokens without a query'),
+  customerCards: z.object({ accepted: z.array(z.string()).nullish(), required: z.string().nullish() }),
+  currency: z.string().regex(/^[A-Z]{3}$/).nullish(),
+  decimalDigits: Int.nullish(),
+  locale: z.string().nullish(),
+  roundingMode: z.string().nullish(),
+  enableCheckout: z.boolean().nullish(),
+  shops: z.array(AndroidShop).nullish(),
+});
+
+/**
+ * snabble/Android-SDK core/src/main/java/io/snabble/sdk/Snabble.kt (`readMetadata`, `getUrl`): the
+ * global links are optional one by one (a missing one turns its feature off), but without
+ * `createAppUser` no app user, hence no token, can be had; it becomes `"${createAppUser}?project=<id>"`
+ * (Project.kt), so it carries no query either. `metadata.kill` (getBooleanOpt, default false).
+ */
+export const AndroidMetadata = z.object({
+  links: z.object({
+    createAppUser: z.object({ href: z.string().refine((href) => !href.includes('?'), 'no query') }),
+    appUser: z.object({ href: z.string() }).nullish(),
+    appUserOrders: z.object({ href: z.string() }).nullish(),
+    consents: z.object({ href: z.string() }).nullish(),
+  }),
+  metadata: z.object({ kill: z.boolean().nullish() }).nullish(),
+  projects: z.array(AndroidMetadataProject).min(1),
+});
+
+/** snabble/snabble-ios-sdk Core/Sources/Metadata/Project.swift (ProjectLinks): appdb, appEvents, checkoutInfo, tokens REQUIRED; `rawLinks` decodes every entry as a Link. */
+export const IosProjectLinks = z.object({ appdb: IosLink, appEvents: IosLink, checkoutInfo: IosLink, tokens: IosLink }).catchall(IosLink);
+
+/**
+ * snabble/snabble-ios-sdk Core/Sources/Metadata/Project.swift (Project): id, name, links, currency,
+ * decimalDigits (Int), locale, roundingMode REQUIRED (roundingMode `up`, `down`, `commercial`; an
+ * unknown value is `up`); customerCards optional; shops decoded with `try?` (a bad list is none);
+ * coupons decoded WITHOUT `try?` when present.
+ */
+export const IosMetadataProject = z.object({
+  id: z.string(),
+  name: z.string(),
+  links: IosProjectLinks,
+  currency: z.string(),
+  decimalDigits: Int,
+  locale: z.string(),
+  roundingMode: z.string(),
+  customerCards: z.object({ required: z.string().nullish(), accepted: z.array(z.string()).nullish() }).nullish(),
+  shops: z.unknown(),
+  coupons: z.array(IosCoupon).nullish(),
+});
+
+/**
+ * snabble/snabble-ios-sdk Core/Sources/Metadata/Metadata.swift (Metadata, MetadataLinks, Flags):
+ * `metadata.kill` (Bool), `projects`, `links.appUser`, `appUserOrders`, `createAppUser`, `self`
+ * REQUIRED; `consents`, `clientOrders` optional; `gatewayCertificates` optional.
+ */
+export const IosMetadata = z.object({
+  metadata: z.object({ kill: z.boolean() }),
+  projects: z.array(IosMetadataProject),
+  links: z.object({ appUser: IosLink, appUserOrders: IosLink, createAppUser: IosLink, self: IosLink, consents: IosLink.nullish(), clientOrders: IosLink.nullish() }),
+  gatewayCertificates: z.array(z.object({ value: z.string(), validUntil: z.string() })).nullish(),
+});
+
+/** What both SDKs need of the metadata document. */
+export const AppMetadata = IosMetadata.and(AndroidMetadata);
+
+/**
+ * The token of a project: snabble/Android-SDK core/src/main/java/io/snabble/sdk/auth/Token.java (Gson:
+ * `id`, `token`, `issuedAt`, `expiresAt` as long Unix seconds; TokenRegistry asks again once half of
+ * expiresAt - issuedAt has passed), snabble/snabble-ios-sdk Core/Sources/API/TokenRegistry.swift
+ * (TokenResponse: all REQUIRED, Int64) and Network/Sources/Models/Token.swift (`token` as `value`,
+ * dates from seconds).
+ */
+export const AppToken = z.object({ id: z.string(), token: z.string(), issuedAt: Int, expiresAt: Int });
+
+/**
+ * A new app user and its first token: snabble/Android-SDK auth/AppUserAndToken.java and
+ * AppUser.java (Gson), snabble/snabble-ios-sdk Core/Sources/API/TokenRegistry.swift
+ * (AppUserResponse: appUser.id, appUser.secret, token all REQUIRED). The SDKs join id and secret
+ * into Basic credentials with `:`, so neither may hold one.
+ */
+export const AppUserAndToken = z.object({
+  appUser: z.object({ id: z.string().regex(/^[^:]+$/), secret: z.string().regex(/^[^:]+$/) }),
+  token: AppToken,
+});
+
+/** snabble/snabble-ios-sdk Core/Sources/API/Snabble.swift (AppUserData): id REQUIRED; Android Users.kt (Response) reads the same. */
+export const AppUserData = z.object({ id: z.string(), dayOfBirth: z.string().nullish(), bornBeforeOrOn: z.string().nullish() });
+
+// ---------------------------------------------------------------------------------------------
 // What the SDKs SEND (the platform must accept these)
 // ---------------------------------------------------------------------------------------------
 
@@ -944,4 +1049,13 @@ export const Sources: Record<string, string> = {
   SentCart: `${IOS} Core/Sources/Cart/CheckoutData.swift (Cart); ${AND} core/src/main/java/io/snabble/sdk/shoppingcart/data/cart/BackendCart.kt`,
   SentCreateCheckoutProcess: `${IOS} Core/Sources/Cart/CheckoutRequests.swift (createCheckoutProcess); ${AND} checkout/CheckoutApi.kt (CheckoutProcessRequest)`,
   SentAbort: `${IOS} Core/Sources/Cart/CheckoutData.swift (AbortRequest); ${AND} checkout/DefaultCheckoutApi.kt (abort)`,
+  AndroidMetadataProject: `${AND} core/src/main/java/io/snabble/sdk/Project.kt (parse)`,
+  AndroidMetadata: `${AND} core/src/main/java/io/snabble/sdk/Snabble.kt (readMetadata, getUrl)`,
+  IosProjectLinks: `${IOS} Core/Sources/Metadata/Project.swift (ProjectLinks)`,
+  IosMetadataProject: `${IOS} Core/Sources/Metadata/Project.swift (Project)`,
+  IosMetadata: `${IOS} Core/Sources/Metadata/Metadata.swift (Metadata)`,
+  AppMetadata: `${IOS} Metadata.swift (Metadata) ∩ ${AND} Snabble.kt (readMetadata) + Project.kt (parse)`,
+  AppToken: `${AND} core/src/main/java/io/snabble/sdk/auth/Token.java; ${IOS} Core/Sources/API/TokenRegistry.swift (TokenResponse)`,
+  AppUserAndToken: `${AND} core/src/main/java/io/snabble/sdk/auth/AppUserAndToken.java; ${IOS} Core/Sources/API/TokenRegistry.swift (AppUserResponse)`,
+  AppUserData: `${IOS} Core/Sources/API/Snabble.swift (AppUserData); ${AND} core/src/main/java/io/snabble/sdk/Users.kt (Response)`,
 };

@@ -149,6 +149,8 @@ export interface DeliveredEvent {
   event: string;
   msgId: string | undefined;
   payload: any;
+  /** The payload's bytes as they came (UTF-8). */
+  text: string;
 }
 
 export interface EventWatch {
@@ -177,7 +179,7 @@ export async function watchEvents(t: Test, svc: Pick<TestService, 'nc' | 'sql'>,
     } catch {
       payload = text;
     }
-    events.push({ subject, domain, id, event, msgId: headers?.get('Nats-Msg-Id') || undefined, payload });
+    events.push({ subject, domain, id, event, msgId: headers?.get('Nats-Msg-Id') || undefined, payload, text });
     lastArrival = Date.now();
   };
   if (via === 'core') {

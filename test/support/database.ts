@@ -24,10 +24,11 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** `empty`: a database without the schema (no template), for tests of the migrations themselves. */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
   const admin = postgres(AdminUrl, { max: 1, onnotice: () => {} });
   try {
-    const template = await ensureTemplate(admin);
+    const template = options.empty ? 'template0' : await ensureTemplate(admin);
     const name = `cp_test_${Math.floor(Date.now() / 1000)}_${randomBytes(4).toString('hex')}`;
     await admin.unsafe(`create database ${name} template ${template}`);
     return {

@@ -136,6 +136,9 @@ export function validateDsfinvk(zip: Uint8Array, closing: ClosingTotals): Valida
   const xml = text('index.xml');
   const valid = XMLValidator.validate(xml);
   if (valid !== true) problems.push(`index.xml is not well-formed: ${JSON.stringify(valid)}`);
+  // XML 1.0's Char production, which fast-xml-parser does not check (an XML parser refuses the document).
+  const badChar = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u.exec(xml);
+  if (badChar) problems.push(`index.xml is not well-formed: U+${badChar[0].codePointAt(0)!.toString(16).padStart(4, '0')} at ${badChar.index} is no XML character`);
   const dtd = /<!DOCTYPE DataSet SYSTEM "([^"]+)">/.exec(xml)?.[1];
   if (dtd !== 'gdpdu-01-09-2004.dtd') problems.push(`index.xml names the DTD ${dtd}`);
   if (!dtd || !files[dtd]) problems.push('the DTD index.xml names is not in the zip');
@@ -213,7 +216,10 @@ export function validateDsfinvk(zip: Uint8Array, closing: ClosingTotals): Valida
         if (c.numeric) {
           const pattern = c.accuracy ? new RegExp(`^-?\\d+(?:,\\d{1,${c.accuracy}})?$`) : /^-?\d+$/;
           if (value !== '' && !pattern.test(value)) problems.push(`${at}: ${c.name} ${value} is no number with at most ${c.accuracy} decimals`);
-        } else if ([...value].length > c.maxLength) problems.push(`${at}: ${c.name} is longer than ${c.maxLength}`);
+        } else {
+          if ([...value].length > c.maxLength) problems.push(`${at}: ${c.name} is longer than ${c.maxLength}`);
+          if (/\p{Cc}/u.test(value)) problems.push(`${at}: ${c.name} holds a control character`);
+        }
       });
       return row;
     });

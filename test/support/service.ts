@@ -53,6 +53,8 @@ export interface TestServiceOptions {
   start?: Omit<StartOptions, 'listen'>;
   /** The file's nats-server serves TLS only (its CA in NATS_TLS_CA). Default: plain. */
   natsTls?: boolean;
+  /** The NATS user the service connects as (`edge` for ROLE=edge, as operators run it: in the edges' account). Default: `service`. */
+  natsRole?: 'service' | 'edge' | 'workers';
 }
 
 /** The key the test services seal secrets with (SECRETS_KEY). */
@@ -114,7 +116,7 @@ export async function startTestService(t: Test, options: TestServiceOptions = {}
     NODE_ENV: 'test',
     DATABASE_URL: infra.databaseUrl,
     DATABASE_POOL_MAX: '4',
-    ...infra.natsEnv('service'),
+    ...infra.natsEnv(options.natsRole ?? 'service'),
     JWT_SECRET: TestSecret,
     CHECKOUT_SIGNING_SECRET: TestCheckoutSecret,
     HOST: '127.0.0.1',

@@ -4,7 +4,7 @@ import { FiscalProcessTypes, type SecurityDeviceModule } from '../../../subjects
 import type { FinishRequest, FinishedTransaction, ProviderResult, SignedLog, StartedTransaction, TransactionAddress, TseProvider } from '../provider.js';
 import { isRecord, tryParseJson } from '../../../subjects/formats/json.js';
 import { AuthAnswer, ErrorAnswer, pemOf, receiptOf, signedProcessOf, TssAnswer, TxAnswer } from './fiskaly-api.js';
-import { causeOf, header, retryAfterMs, send, type HttpAnswer } from '../../../src/infra/outgoing-http.js';
+import { causeOf, header, retryAfterMs, send, type HttpAnswer, type OutgoingHttp } from '../../../src/infra/outgoing-http.js';
 
 /**
  * The fiskaly provider: the cloud TSE of fiskaly SIGN DE API v2 (shapes and their sources in
@@ -27,6 +27,8 @@ export interface FiskalyProviderOptions {
   tssId: string;
   /** Per HTTP call, answer included. */
   timeoutMs: number;
+  /** The client the calls go through (src/infra/outgoing-http.ts), shared by the process's fiskaly providers. */
+  http: OutgoingHttp;
   log: Logger;
 }
 
@@ -60,11 +62,11 @@ export function createFiskalyProvider(options: FiskalyProviderOptions): TseProvi
     return clean;
   }
 
-  async function call(method: string, path: string, token: string | undefined, body?: unknown): Promise<HttpAnswer | Stop> {
+  async function call(method: 'GET' | 'POST' | 'PUT', path: string, token: string | undefined, body?: unknown): Promise<HttpAnswer | Stop> {
     const headers: Record<string, string> = { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
     if (token) headers.authorization = `Bearer ${token}`;
     try {
-      return await send(new URL(`${base}${path}`), method, headers, body === undefined ? undefined : JSON.stringify(body), timeoutMs);
+      return await send(options.http, new URL(`${base}${path}`), method, headers, body === undefined ? undefined : JSON.stringify(body), timeoutMs);
     } catch (err) {
       const timedOut = err instanceof Error && err.name === 'TimeoutError';
       return { kind: 'retry', reason: timedOut ? `fiskaly gave no answer within ${timeoutMs} ms` : `fiskaly cannot be reached (${scrub(causeOf(err))})` };

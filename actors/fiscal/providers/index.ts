@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from '../../../src/infra/postgres.js';
 import type { Logger } from '../../../src/logger.js';
+import type { OutgoingHttp } from '../../../src/infra/outgoing-http.js';
 import { missingFiscalFields, type FiscalizationSettings } from '../../../subjects/fiscal.js';
 import type { FiscalProviderSource } from '../handler.js';
 import type { TseProvider } from '../provider.js';
@@ -23,6 +24,8 @@ export interface ProviderOptions {
   secrets: KeyRing;
   /** How long one call to fiskaly may take. */
   timeoutMs: number;
+  /** The client fiskaly's calls go through (src/infra/outgoing-http.ts). */
+  http: OutgoingHttp;
   fiskaly?: (project: string, settings: FiscalizationSettings | undefined) => TseProvider;
   wrap?: (provider: TseProvider, project: string) => TseProvider;
 }
@@ -52,7 +55,7 @@ function fingerprint(settings: FiscalizationSettings | undefined): string {
  * credentials gets a provider that refuses every call (`failed`: the sale is recorded as a TSE
  * outage at once and the log line says what is missing), never one that signs nothing silently.
  */
-function fiskalyFromSettings(options: Pick<ProviderOptions, 'log' | 'timeoutMs' | 'secrets'>): (project: string, settings: FiscalizationSettings | undefined) => TseProvider {
+function fiskalyFromSettings(options: Pick<ProviderOptions, 'log' | 'timeoutMs' | 'secrets' | 'http'>): (project: string, settings: FiscalizationSettings | undefined) => TseProvider {
   const made = new Map<string, { fingerprint: string; provider: TseProvider }>();
   return (project, settings) => {
     // The fingerprint is of the settings as stored (sealed): the secrets are opened only for a new provider.
@@ -65,7 +68,7 @@ function fiskalyFromSettings(options: Pick<ProviderOptions, 'log' | 'timeoutMs' 
   };
 }
 
-function makeFiskaly(project: string, stored: FiscalizationSettings | undefined, options: Pick<ProviderOptions, 'log' | 'timeoutMs' | 'secrets'>): TseProvider {
+function makeFiskaly(project: string, stored: FiscalizationSettings | undefined, options: Pick<ProviderOptions, 'log' | 'timeoutMs' | 'secrets' | 'http'>): TseProvider {
   let settings: FiscalizationSettings | undefined;
   try {
     settings = stored && openFiscalSecrets(project, stored, options.secrets);
@@ -76,7 +79,7 @@ function makeFiskaly(project: string, stored: FiscalizationSettings | undefined,
   }
   const { tssId, apiKey, apiSecret, adminPin, baseUrl } = settings ?? {};
   return tssId && apiKey && apiSecret
-    ? createFiskalyProvider({ baseUrl: baseUrl ?? FiskalyDefaultBaseUrl, apiKey, apiSecret, adminPin, tssId, timeoutMs: options.timeoutMs, log: options.log.child({ project, tse: 'fiskaly' }) })
+    ? createFiskalyProvider({ baseUrl: baseUrl ?? FiskalyDefaultBaseUrl, apiKey, apiSecret, adminPin, tssId, timeoutMs: options.timeoutMs, http: options.http, log: options.log.child({ project, tse: 'fiskaly' }) })
     : misconfigured(`the fiscalization settings name provider fiskaly without ${missingFiscalFields({ ...settings, provider: 'fiskaly' }).map((m) => m.field).join(', ')}`);
 }
 

@@ -4,6 +4,7 @@ import type { ProjectApi } from '../api.js';
 import { useWords } from '../i18n.js';
 import type { Session } from '../session.js';
 import { Catalog } from './catalog/index.js';
+import { Clients } from './clients/index.js';
 import { Closings } from './closings/index.js';
 import { Coupons } from './coupons/index.js';
 import { Orders } from './orders.js';
@@ -48,5 +49,6 @@ export const Screens: ScreenEntry[] = [
   { id: 'shops', permission: 'shopsRead', Title: title('Shops', 'Shops'), Screen: Shops },
   { id: 'settings', permission: 'projectsWrite', Title: title('Einstellungen', 'Settings'), Screen: Settings },
   { id: 'integrations', permission: 'projectsWrite', Title: title('Integrationen', 'Integrations'), Screen: Integrations },
+  { id: 'clients', permission: 'projectsWrite', Title: title('Apps & Dienste', 'Clients'), Screen: Clients },
   { id: 'accounts', permission: 'projectsWrite', Title: title('Konten', 'Accounts'), Screen: Accounts },
 ];

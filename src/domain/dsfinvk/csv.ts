@@ -18,10 +18,26 @@ export interface Fixed {
 /** A value of a row: text for text columns; an integer or a Fixed for number columns; null for empty. */
 export type Value = string | number | Fixed | null;
 
-/** Text cut to a column's length (in characters), line breaks as spaces, quotes doubled, in quotes. */
+/**
+ * What no export carries: control characters (C0 but tab and line breaks are what XML 1.0
+ * refuses; those and DEL and C1 are what an auditor's CSV reader takes for structure or garbage),
+ * the noncharacters U+FFFE and U+FFFF, and lone surrogates. Shop, product and company names are
+ * free text from the API, which stores these.
+ */
+const Unprintable = /[\p{Cc}\ufffe\uffff\p{Cs}]+/gu;
+/** The look before the replace, on every text field of an export: without the u flag (about half the time), any surrogate. */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const MaybeUnprintable = /[\x00-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]/;
+
+/** The text with each run of unprintable characters (a line break among them) as one space. */
+export function printable(value: string): string {
+  return MaybeUnprintable.test(value) ? value.replace(Unprintable, ' ') : value;
+}
+
+/** Text cut to a column's length (in characters), control characters and line breaks as spaces, quotes doubled, in quotes. */
 export function text(value: string, maxLength: number): string {
   if (value === '') return '""';
-  let cleaned = /[\r\n"]/.test(value) ? value.replace(/\r\n|[\r\n]/g, ' ') : value;
+  let cleaned = printable(value);
   if (cleaned.length > maxLength) {
     const chars = Array.from(cleaned);
     if (chars.length > maxLength) cleaned = chars.slice(0, maxLength).join('');

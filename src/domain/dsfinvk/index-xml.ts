@@ -1,4 +1,4 @@
-import { ColumnDelimiter } from './csv.js';
+import { ColumnDelimiter, printable } from './csv.js';
 import { TableOrder, Tables, type Column } from './tables.js';
 
 /**
@@ -6,7 +6,8 @@ import { TableOrder, Tables, type Column } from './tables.js';
  */
 export const DtdFile = 'gdpdu-01-09-2004.dtd';
 
-const escape = (value: string) => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+/** Text as XML character data: markup escaped, and what XML 1.0 does not allow (no escape does) as spaces, as in the CSV files. */
+const escape = (value: string) => printable(value).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function columnXml(column: Column): string {
   const type =

@@ -1,4 +1,4 @@
-import { formatAmount, minorUnitDigits } from '../../../subjects/formats/money.js';
+import { moneyFormatter } from '../../../subjects/formats/money.js';
 import { isUnit, unitRatio } from '../../../subjects/formats/units.js';
 
 /**
@@ -35,14 +35,11 @@ export function receiptFormat(locale: string, currency: string, timeZone: string
 }
 
 function buildFormat(locale: string, currency: string, timeZone: string): ReceiptFormat {
-  const digits = minorUnitDigits(currency);
-  const money = new Intl.NumberFormat(locale, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits });
   const decimal = new Intl.NumberFormat(locale, { maximumFractionDigits: 4 });
   const measure = new Intl.NumberFormat(locale, { minimumFractionDigits: 0, maximumFractionDigits: 3 });
   const integer = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 });
   const dateTime = new Intl.DateTimeFormat(locale, { timeZone, dateStyle: 'medium', timeStyle: 'medium' });
-  // A decimal string keeps amounts beyond 2^53 / 100 exact (Intl.NumberFormat v3 formats strings as decimals).
-  const formatMoney = (amount: number) => money.format(formatAmount(amount, currency) as unknown as number);
+  const formatMoney = moneyFormatter(locale, currency);
   return {
     money: formatMoney,
     unitPrice: (amount, unit) => (unit && unit !== 'piece' ? `${formatMoney(amount)}/${unit}` : formatMoney(amount)),

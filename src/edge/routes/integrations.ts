@@ -1,6 +1,9 @@
 import { z } from 'zod';
-import { CreatedIntegration, Integration, IntegrationId, IntegrationInput, IntegrationList, IntegrationPatch, integrations, WebhookDeliveryList, WebhookEventId } from '../../../subjects/integrations.js';
-import { pageOf } from '../paging.js';
+import {
+  CreatedIntegration, DeliveryCursor, deliveryCursor, Integration, IntegrationId, IntegrationInput, IntegrationList, IntegrationPatch, integrations, WebhookDeliveryList, WebhookEventId,
+} from '../../../subjects/integrations.js';
+import { AppError } from '../../errors.js';
+import { keysetPageOf } from '../paging.js';
 import type { ServiceClient } from '../../messaging/client.js';
 import { EmptyBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
 
@@ -83,20 +86,29 @@ export function integrationRoutes(app: ZodApp, client: ServiceClient): void {
       config: manage,
       schema: {
         tags,
-        summary: "A webhook's delivery attempts, newest first, paged",
-        description: 'For each attempt: the event, its type, the attempt number, when, the status (HTTP status, `timeout` or `connection_failed`), how long it took and the first 500 bytes of the answer.',
+        summary: "A webhook's delivery attempts, newest first, paged by key",
+        description:
+          'For each attempt: the event, its type, the attempt number, when, the status (HTTP status, `timeout` or `connection_failed`), how long it took and the first 500 bytes of the answer. ' +
+          'The first page is asked without `after`; each next page by its link, `links.nextPage` (which carries `page` and `after`): the list pages by key, so a page after the first cannot be asked by its number alone. ' +
+          'Attempts are kept WEBHOOK_LOG_DAYS (30 days).',
         params: IntegrationParams,
         querystring: z.object({
-          page: z.coerce.number().int().min(0).default(0).describe('Counts from 0'),
+          page: z.coerce.number().int().min(0).default(0).describe('Counts from 0; a page after the first comes with its `after`'),
           perPage: z.coerce.number().int().min(1).max(1000).default(100),
+          after: DeliveryCursor.optional(),
         }),
         response: { 200: WebhookDeliveryList, ...ErrorResponses },
       },
     },
     async (request) => {
-      const { page, perPage } = request.query;
-      const { deliveries, totalItems } = await client.call(integrations.deliveries, { ...request.params, offset: page * perPage, limit: perPage });
-      return { deliveries, ...pageOf(request.url, page, perPage, totalItems) };
+      const { page, perPage, after } = request.query;
+      if (page > 0 && !after) {
+        throw AppError.badRequest('a page after the first is asked for by its link (links.nextPage), which carries its `after`: the list pages by key', [
+          { code: 'missing_cursor', path: 'after', message: 'required with a page after the first: follow links.nextPage' },
+        ]);
+      }
+      const { deliveries, totalItems, next } = await client.call(integrations.deliveries, { ...request.params, ...(after ? { after } : {}), limit: perPage });
+      return { deliveries, ...keysetPageOf(request.url, page, perPage, totalItems, next && { after: deliveryCursor(next) }) };
     },
   );
 

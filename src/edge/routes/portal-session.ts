@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { NewPassword, PortalSession, portalAccounts, SignIn } from '../../../subjects/portal-accounts.js';
-import { checkOrigin, readCookie, SessionCookie, sessionCookie, sessionPrincipal, type SessionAccount, type SessionAuth, type SessionCheck } from '../../auth/sessions.js';
+import { checkOrigin, portalCredential, readCookie, SessionCookie, sessionCookie, sessionPrincipal, type SessionAccount, type SessionAuth, type SessionCheck } from '../../auth/sessions.js';
 import { AppError } from '../../errors.js';
 import type { ServiceClient } from '../../messaging/client.js';
 import type { AuthThrottle } from '../throttle.js';
@@ -29,15 +29,24 @@ export function sessionCheck(client: ServiceClient): SessionCheck {
 
 /**
  * Signing in to the portal and out: the session lives in an HttpOnly, SameSite=Strict cookie (Secure
- * when the request came over TLS), never in a script's reach. Failed sign-ins count against the
- * client address like failed tokens (throttle.ts), and against the account (five lock it).
+ * when the request came over TLS or PUBLIC_BASE_URL is https), never in a script's reach. Failed
+ * sign-ins, and wrong current passwords of a password change, count against the client address and
+ * the account like failed tokens (throttle.ts), and against the account (five lock it).
  */
-export function portalSessionRoutes(app: ZodApp, client: ServiceClient, options: { sessions: SessionAuth; throttle: AuthThrottle; ttlMs: number }): void {
+export function portalSessionRoutes(
+  app: ZodApp,
+  client: ServiceClient,
+  options: { sessions: SessionAuth; throttle: AuthThrottle; ttlMs: number; publicBaseUrl: string | undefined },
+): void {
   const { sessions, throttle, ttlMs } = options;
+  const behindTls = options.publicBaseUrl?.startsWith('https:') === true;
   const ownOrigin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
   const cookieOf = (request: FastifyRequest) => readCookie(request.headers.cookie, SessionCookie);
   const setCookie = (request: FastifyRequest, reply: FastifyReply, value: string, expiresAt: string | null) =>
-    reply.header('set-cookie', sessionCookie(value, { maxAgeSeconds: expiresAt ? (Date.parse(expiresAt) - Date.now()) / 1000 : 0, secure: request.protocol === 'https' }));
+    reply.header(
+      'set-cookie',
+      sessionCookie(value, { maxAgeSeconds: expiresAt ? (Date.parse(expiresAt) - Date.now()) / 1000 : 0, secure: behindTls || request.protocol === 'https' }),
+    );
   const view = (session: SessionAccount & { expiresAt: string }) => ({ ...session, permissions: [...sessionPrincipal(session).permissions] });
 
   app.post(
@@ -55,7 +64,7 @@ export function portalSessionRoutes(app: ZodApp, client: ServiceClient, options:
     async (request, reply) => {
       // A sign-in form of another site must not sign the browser in to an account of its choosing.
       if (request.headers.origin) checkOrigin(request.method, request.headers.origin, ownOrigin(request), sessions.origins);
-      const credential = `portal:${request.body.project}:${request.body.email.toLowerCase()}`;
+      const credential = portalCredential(request.body.project, request.body.email);
       if (!throttle.quiet()) await throttle.check(request, reply, credential);
       let signedIn;
       try {
@@ -100,16 +109,19 @@ export function portalSessionRoutes(app: ZodApp, client: ServiceClient, options:
       schema: {
         tags,
         summary: 'Choose a new password for the signed-in account',
-        description: "Replaces a one-time password too. 403 when the current password is wrong. The account's other sessions end.",
+        description:
+          "Replaces a one-time password too. 403 when the current password is wrong, which counts as a failed sign-in: 429 with Retry-After past AUTH_FAILURE_LIMIT, 403 `account_locked` after five in a row. The account's other sessions end.",
         body: PasswordChange,
         response: { 200: SignedIn, ...ErrorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const token = cookieOf(request);
       if (!token) throw AppError.forbidden('not signed in to the portal');
       checkOrigin(request.method, request.headers.origin, ownOrigin(request), sessions.origins);
-      return view(await client.call(portalAccounts.changePassword, { token, ...request.body }));
+      const { project, account } = await sessions.check(token);
+      const change = () => client.call(portalAccounts.changePassword, { token, ...request.body });
+      return view(await throttle.signIn(request, reply, portalCredential(project, account.email), change));
     },
   );
 }

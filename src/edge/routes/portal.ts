@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { projectRoot } from '../../infra/project-root.js';
@@ -8,10 +8,10 @@ import { ContentSecurityPolicies } from '../security-headers.js';
 import type { ZodApp } from '../schemas.js';
 
 /**
- * Serves the retailer portal (portal/, built by `npm run build` into dist/portal): its script, its
- * stylesheet, and its page for every other path under /portal/ (the portal's screens are paths).
- * Files are read once at start with the gzip and brotli copies the build wrote; the answer is the
- * smallest the browser accepts, revalidated by ETag.
+ * Serves the retailer portal (portal/, built by `npm run build` into dist/portal): its script and
+ * the chunks it loads when needed, its stylesheet, and its page for every other path under
+ * /portal/ (the portal's screens are paths). Files are read once at start with the gzip and brotli
+ * copies the build wrote; the answer is the smallest the browser accepts, revalidated by ETag.
  */
 interface Asset {
   type: string;
@@ -19,12 +19,14 @@ interface Asset {
   encodings: Array<{ name: 'br' | 'gzip' | 'identity'; bytes: Buffer }>;
 }
 
-const Types: Record<string, string> = { 'app.js': 'text/javascript; charset=utf-8', 'styles.css': 'text/css; charset=utf-8', 'index.html': 'text/html; charset=utf-8' };
+const Types: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.html': 'text/html; charset=utf-8' };
 
 function loadAssets(dir: string): Map<string, Asset> | undefined {
   if (!existsSync(path.join(dir, 'index.html'))) return undefined;
   const assets = new Map<string, Asset>();
-  for (const [name, type] of Object.entries(Types)) {
+  for (const name of readdirSync(dir)) {
+    const type = Types[path.extname(name)];
+    if (!type) continue;
     const identity = readFileSync(path.join(dir, name));
     const etag = `"${createHash('sha256').update(identity).digest('base64url').slice(0, 22)}"`;
     const encodings: Asset['encodings'] = [

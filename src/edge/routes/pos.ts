@@ -6,6 +6,7 @@ import { AppError } from '../../errors.js';
 import type { ServiceClient } from '../../messaging/client.js';
 import { callerOf } from '../auth.js';
 import { documentedBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
+import { sendJsonBytes } from '../json-bytes.js';
 
 export const MergePatchType = 'application/merge-patch+json';
 
@@ -68,11 +69,11 @@ export function posRoutes(app: ZodApp, client: ServiceClient): void {
         response: { 200: PosCheckoutProcess, ...ErrorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       requireMediaType(request, 'application/json');
       const body = jsonObject(request.body);
       if (body.state === undefined) throw AppError.badRequest('a PoS checkout process names its state');
-      return client.call(pos.update, { ...request.params, patch: withDefaultProcessedBy(request, body), caller: callerOf(request) });
+      return sendJsonBytes(reply, await client.callForJson(pos.update, { ...request.params, patch: withDefaultProcessedBy(request, body), caller: callerOf(request) }));
     },
   );
 
@@ -90,9 +91,9 @@ export function posRoutes(app: ZodApp, client: ServiceClient): void {
         response: { 200: PosCheckoutProcess, ...ErrorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       requireMediaType(request, MergePatchType);
-      return client.call(pos.update, { ...request.params, patch: withDefaultProcessedBy(request, jsonObject(request.body)), caller: callerOf(request) });
+      return sendJsonBytes(reply, await client.callForJson(pos.update, { ...request.params, patch: withDefaultProcessedBy(request, jsonObject(request.body)), caller: callerOf(request) }));
     },
   );
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Shop, ShopId, ShopInput, shops } from '../../../subjects/shops.js';
 import type { ServiceClient } from '../../messaging/client.js';
 import { EmptyBody, ErrorResponses, ProjectParams, type ZodApp } from '../schemas.js';
+import { sendJsonBytes } from '../json-bytes.js';
 
 const ShopParams = ProjectParams.extend({ id: ShopId });
 const read = { auth: { permissions: ['shopsRead'] } } as const;
@@ -33,7 +34,7 @@ export function shopRoutes(app: ZodApp, client: ServiceClient): void {
   app.get(
     '/:project/shops/:id',
     { config: read, schema: { tags, summary: 'Get a shop', params: ShopParams, response: { 200: Shop, ...ErrorResponses } } },
-    async (request) => client.call(shops.get, request.params),
+    async (request, reply) => sendJsonBytes(reply, await client.callForJson(shops.get, request.params)),
   );
 
   app.post(

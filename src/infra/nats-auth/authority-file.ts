@@ -4,15 +4,16 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { sealedKeyId, type KeyRing } from '../../secrets/key-ring.js';
 import { writePrivate } from '../private-file.js';
-import { createAuthority, encodeAccountJwt, issueUser, keyPair, readJwtClaims, type Authority, type Issuer } from './authority.js';
-import { rolePermissions, Roles, type Role } from './permissions.js';
+import { createAuthority, edgeAccountJwt, issueUser, keyPair, newAccountKey, readJwtClaims, type Authority, type Issuer } from './authority.js';
+import { roleAccount, rolePermissions, Roles, type Role } from './permissions.js';
 
 /**
  * The files of the platform's NATS trust, in one folder (`npm start`: DATA_DIR/nats-auth; an
  * operator's cluster: `npm run nats-auth -- --dir <folder>`), each readable by its owner only:
  *
- * - `authority.json`: the operator, system account and platform account (public keys and JWTs) and
- *   their seeds, identity keys included, sealed with SECRETS_KEY. It stays where the trust is made.
+ * - `authority.json`: the operator, system account, platform account and edges' account (public keys
+ *   and JWTs) and their seeds, identity keys included, sealed with SECRETS_KEY. It stays where the
+ *   trust is made.
  * - `issuer.json`: what of it the workers need to issue and revoke users at run time (NATS_ISSUER):
  *   the signing keys and the system account's user, sealed the same way, without an identity key.
  *   A worker that is broken into gives away what can be replaced (the signing keys), never the keys
@@ -22,17 +23,24 @@ import { rolePermissions, Roles, type Role } from './permissions.js';
  * - `nats-server.conf`: what a server needs to trust them (server-config.ts).
  *
  * Made once and kept: a later run reads the keys again and only brings the role credentials to the
- * permissions of this version (same keys, a new JWT).
+ * permissions of this version (same keys, a new JWT). Files made before the edges had an account of
+ * their own gain one (a new key), and the edge's user a new key in it: the key it held is kept in
+ * `retiredKeys` (in both files), and the workers revoke it in the platform's account.
  */
 export const AuthorityFileName = 'authority.json';
 export const IssuerFileName = 'issuer.json';
 
 const Sealed = z.string().startsWith('sealed:');
+const EdgeAccount = z.object({ publicKey: z.string(), jwt: z.string() });
+const RetiredKeys = z.array(z.object({ role: z.string(), userKey: z.string() }));
 const AuthorityFile = z.object({
   version: z.literal(1),
   operator: z.object({ publicKey: z.string(), jwt: z.string(), seed: Sealed, signingSeed: Sealed }),
   system: z.object({ publicKey: z.string(), jwt: z.string(), seed: Sealed, signingSeed: Sealed, user: z.object({ jwt: z.string(), seed: Sealed }) }),
   account: z.object({ publicKey: z.string(), jwt: z.string(), seed: Sealed, signingSeed: Sealed, signingKey: z.string() }),
+  // Absent in files made before the edges had an account of their own.
+  edgeAccount: EdgeAccount.optional(),
+  retiredKeys: RetiredKeys.optional(),
 });
 type AuthorityFile = z.infer<typeof AuthorityFile>;
 const IssuerFile = z.object({
@@ -41,13 +49,13 @@ const IssuerFile = z.object({
   operator: z.object({ publicKey: z.string(), jwt: z.string(), signingSeed: Sealed }),
   system: z.object({ publicKey: z.string(), jwt: z.string(), user: z.object({ jwt: z.string(), seed: Sealed }) }),
   account: z.object({ publicKey: z.string(), jwt: z.string(), signingSeed: Sealed, signingKey: z.string() }),
+  edgeAccount: EdgeAccount.optional(),
+  retiredKeys: RetiredKeys.optional(),
 });
 type IssuerFile = z.infer<typeof IssuerFile>;
 
-/** The authority with the account JWT made at generation (what a new server preloads). */
-export interface StoredAuthority extends Authority {
-  account: Authority['account'] & { jwt: string };
-}
+/** The authority as its file holds it (the account JWTs made at generation are what a new server preloads). */
+export type StoredAuthority = Authority;
 
 const purpose = (field: string) => `nats.${field}`;
 
@@ -63,17 +71,21 @@ function sealIssuer(issuer: Issuer, ring: KeyRing): IssuerFile {
     operator: { publicKey: issuer.operator.publicKey, jwt: issuer.operator.jwt, signingSeed: s(issuer.operator.signingSeed, 'operatorSigning') },
     system: { publicKey: issuer.system.publicKey, jwt: issuer.system.jwt, user: { jwt: issuer.system.user.jwt, seed: s(issuer.system.user.seed, 'systemUser') } },
     account: { publicKey: issuer.account.publicKey, jwt: issuer.account.jwt, signingSeed: s(issuer.account.signingSeed, 'accountSigning'), signingKey: issuer.account.signingKey },
+    ...(issuer.edgeAccount ? { edgeAccount: issuer.edgeAccount } : {}),
+    ...(issuer.retiredKeys?.length ? { retiredKeys: issuer.retiredKeys } : {}),
   };
 }
 
 /** The workers' part of either file, opened: no identity seed is opened, not even of an authority file. */
 function openIssuer(file: Omit<IssuerFile, 'version' | 'kind'>, ring: KeyRing): Issuer {
   const o = (value: string, field: string) => ring.open(value, purpose(field));
-  const { operator, system, account } = file;
+  const { operator, system, account, edgeAccount, retiredKeys } = file;
   return {
     operator: { publicKey: operator.publicKey, jwt: operator.jwt, signingSeed: o(operator.signingSeed, 'operatorSigning') },
     system: { publicKey: system.publicKey, jwt: system.jwt, user: { jwt: system.user.jwt, seed: o(system.user.seed, 'systemUser') } },
     account: { publicKey: account.publicKey, jwt: account.jwt, signingSeed: o(account.signingSeed, 'accountSigning'), signingKey: account.signingKey },
+    ...(edgeAccount ? { edgeAccount } : {}),
+    ...(retiredKeys?.length ? { retiredKeys } : {}),
   };
 }
 
@@ -88,18 +100,29 @@ function seal(authority: StoredAuthority, ring: KeyRing): AuthorityFile {
   };
 }
 
-function open(file: AuthorityFile, ring: KeyRing): StoredAuthority {
+/** An authority file opened; one made before the edges had an account has none yet (ensureNatsAuth adds it). */
+type OpenedAuthority = Omit<StoredAuthority, 'edgeAccount'> & { edgeAccount?: StoredAuthority['edgeAccount'] };
+
+function open(file: AuthorityFile, ring: KeyRing): OpenedAuthority {
   const issuer = openIssuer(file, ring);
   const o = (value: string, field: string) => ring.open(value, purpose(field));
   return {
     operator: { ...issuer.operator, seed: o(file.operator.seed, 'operator') },
     system: { ...issuer.system, seed: o(file.system.seed, 'system'), signingSeed: o(file.system.signingSeed, 'systemSigning') },
     account: { ...issuer.account, seed: o(file.account.seed, 'account') },
+    ...(issuer.edgeAccount ? { edgeAccount: issuer.edgeAccount } : {}),
   };
 }
 
+/** The edges' account made for an authority that has none (a file from before it existed). */
+function withEdgeAccount(authority: OpenedAuthority): StoredAuthority {
+  if (authority.edgeAccount) return { ...authority, edgeAccount: authority.edgeAccount };
+  const edge = { publicKey: newAccountKey() };
+  return { ...authority, edgeAccount: { ...edge, jwt: edgeAccountJwt(authority, edge, {}, Math.floor(Date.now() / 1000)) } };
+}
+
 /** Reads authority.json and opens its seeds (throws UnreadableSecretError, naming the key, when the ring cannot). */
-export async function readAuthority(file: string, ring: KeyRing): Promise<StoredAuthority> {
+async function readAuthority(file: string, ring: KeyRing): Promise<OpenedAuthority> {
   const stored = await readNatsKeysFile(file);
   if (!stored) throw new Error(`${file} does not exist (npm run nats-auth makes it)`);
   if ('kind' in stored) throw new Error(`${file} is the workers' issuer file; npm run nats-auth needs the authority file (${AuthorityFileName}) beside it`);
@@ -150,7 +173,7 @@ function tryJson(text: string): unknown {
 export async function resealAuthorityFile(file: string, ring: KeyRing): Promise<void> {
   const stored = await readNatsKeysFile(file);
   if (!stored) throw new Error(`${file} does not exist`);
-  const sealed = 'kind' in stored ? sealIssuer(openIssuer(stored, ring), ring) : seal(open(stored, ring), ring);
+  const sealed = 'kind' in stored ? sealIssuer(openIssuer(stored, ring), ring) : seal(withEdgeAccount(open(stored, ring)), ring);
   await writePrivate(file, `${JSON.stringify(sealed, null, 2)}\n`);
 }
 
@@ -178,7 +201,7 @@ export interface NatsAuthFolder {
   created: boolean;
 }
 
-/** Makes the folder's files the first time, and brings the role credentials to this version's permissions after. */
+/** Makes the folder's files the first time, and brings them to this version's accounts and permissions after. */
 export async function ensureNatsAuth(dir: string, ring: KeyRing): Promise<NatsAuthFolder> {
   const folder = path.resolve(dir);
   await mkdir(folder, { recursive: true, mode: 0o700 });
@@ -186,30 +209,37 @@ export async function ensureNatsAuth(dir: string, ring: KeyRing): Promise<NatsAu
   let authority: StoredAuthority;
   let created = false;
   const stored = await readAuthorityFile(authorityFile);
-  if (stored) authority = open(stored, ring);
-  else {
-    const made = await createAuthority();
-    authority = { ...made, account: { ...made.account, jwt: encodeAccountJwt(made, {}, Math.floor(Date.now() / 1000)) } };
+  if (stored) {
+    const opened = open(stored, ring);
+    authority = withEdgeAccount(opened);
+    if (!opened.edgeAccount) await writePrivate(authorityFile, `${JSON.stringify(seal(authority, ring), null, 2)}\n`);
+  } else {
+    authority = await createAuthority();
     try {
       await writePrivate(authorityFile, `${JSON.stringify(seal(authority, ring), null, 2)}\n`, 'wx');
       created = true;
     } catch (err) {
       // Another process made it first: its keys are the ones.
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      authority = await readAuthority(authorityFile, ring);
+      authority = withEdgeAccount(await readAuthority(authorityFile, ring));
     }
   }
   const creds = {} as Record<Role, string>;
   for (const role of Roles) {
     creds[role] = path.join(folder, `${role}.creds`);
-    await ensureRoleCreds(creds[role], authority, role);
+    const moved = await ensureRoleCreds(creds[role], authority, role);
+    // Its former key still opens the platform's account: the workers revoke it there (they read it in issuer.json).
+    if (moved) {
+      authority = { ...authority, retiredKeys: [...(authority.retiredKeys ?? []), { role, userKey: moved }] };
+      await writePrivate(authorityFile, `${JSON.stringify(seal(authority, ring), null, 2)}\n`);
+    }
   }
   const issuerFile = path.join(folder, IssuerFileName);
   await ensureIssuerFile(issuerFile, authority, ring);
   return { dir: folder, authority, authorityFile, issuerFile, creds, created };
 }
 
-/** issuer.json: kept when it holds this authority's signing keys; else written from the authority. */
+/** issuer.json: kept when it holds this authority's signing keys and accounts; else written from the authority. */
 async function ensureIssuerFile(file: string, authority: StoredAuthority, ring: KeyRing): Promise<void> {
   const existing = await readIssuer(file, ring).catch(() => undefined);
   const same = existing && !existing.identityKeys && isDeepStrictEqual(existing.issuer, issuerOf(authority));
@@ -218,26 +248,42 @@ async function ensureIssuerFile(file: string, authority: StoredAuthority, ring: 
 
 /** The part of an authority the workers need. */
 function issuerOf(authority: StoredAuthority): Issuer {
-  const { operator, system, account } = authority;
+  const { operator, system, account, edgeAccount, retiredKeys } = authority;
   return {
     operator: { publicKey: operator.publicKey, jwt: operator.jwt, signingSeed: operator.signingSeed },
     system: { publicKey: system.publicKey, jwt: system.jwt, user: system.user },
     account: { publicKey: account.publicKey, jwt: account.jwt, signingSeed: account.signingSeed, signingKey: account.signingKey },
+    edgeAccount: { publicKey: edgeAccount.publicKey, jwt: edgeAccount.jwt },
+    ...(retiredKeys?.length ? { retiredKeys } : {}),
   };
 }
 
-/** A role's .creds: kept when its permissions are this version's; else issued again with the same key. */
-async function ensureRoleCreds(file: string, authority: StoredAuthority, role: Role): Promise<void> {
+/** The public key of the account a role's user lives in. */
+function accountOf(authority: StoredAuthority, role: Role): string {
+  return roleAccount(role) === 'edge' ? authority.edgeAccount.publicKey : authority.account.publicKey;
+}
+
+/**
+ * A role's .creds: kept when its account and permissions are this version's; else issued again,
+ * with the same key in the same account, or a new key when the role moved to another account (a
+ * key is revoked per account, so the former one must not be the new one): that former key is
+ * answered, to be revoked.
+ */
+async function ensureRoleCreds(file: string, authority: StoredAuthority, role: Role): Promise<string | undefined> {
   const wanted = rolePermissions(role);
+  const account = accountOf(authority, role);
   const existing = await readFile(file, 'utf8').catch(() => undefined);
   const parts = existing ? parseCreds(existing) : undefined;
+  let movedFrom: string | undefined;
   if (parts) {
     const { nats } = readJwtClaims<{ pub?: unknown; sub?: unknown; resp?: unknown; issuer_account?: string }>(parts.jwt);
-    const same = nats.issuer_account === authority.account.publicKey && isDeepStrictEqual({ pub: nats.pub, sub: nats.sub, resp: nats.resp }, { pub: wanted.pub, sub: wanted.sub, resp: wanted.resp });
-    if (same) return;
+    const same = nats.issuer_account === account && isDeepStrictEqual({ pub: nats.pub, sub: nats.sub, resp: nats.resp }, { pub: wanted.pub, sub: wanted.sub, resp: wanted.resp });
+    if (same) return undefined;
+    if (nats.issuer_account !== account) movedFrom = keyPair(parts.seed).getPublicKey();
   }
-  const user = await issueUser(authority, `checkout-platform-${role}`, wanted, parts?.seed);
+  const user = issueUser(authority, `checkout-platform-${role}`, wanted, { issuerAccount: account, ...(parts && !movedFrom ? { seed: parts.seed } : {}) });
   await writePrivate(file, user.creds);
+  return movedFrom;
 }
 
 /** A role's credential issued anew: the key it replaces (to be revoked), and the new .creds text. */
@@ -258,7 +304,7 @@ export interface RenewedRole {
 export async function renewRoleCreds(folder: NatsAuthFolder, role: Role): Promise<RenewedRole> {
   const file = folder.creds[role];
   const parts = parseCreds(await readFile(file, 'utf8').catch(() => ''));
-  const user = await issueUser(folder.authority, `checkout-platform-${role}`, rolePermissions(role));
+  const user = issueUser(folder.authority, `checkout-platform-${role}`, rolePermissions(role), { issuerAccount: accountOf(folder.authority, role) });
   return { role, file, replacedKey: parts ? keyPair(parts.seed).getPublicKey() : undefined, userKey: user.publicKey, creds: user.creds };
 }
 

@@ -3,9 +3,10 @@ import type { StoredAuthority } from './authority-file.js';
 /**
  * What a nats-server needs to trust the platform's users (authority-file.ts), as configuration
  * text: the operator (its JWT inline), the system account, and the `full` resolver, which keeps the
- * account JWTs in a folder of its own, takes newer ones at run time (the workers push revocations)
- * and passes them to the other nodes of a cluster. `resolver_preload` gives a new server the
- * accounts as generated; a server that holds a newer account JWT keeps it.
+ * account JWTs in a folder of its own, takes newer ones at run time (the workers push revocations
+ * and the integrations' accounts) and passes them to the other nodes of a cluster.
+ * `resolver_preload` gives a new server the platform's and the edges' accounts as generated; a
+ * server that holds a newer account JWT keeps it.
  *
  * Optionally a cluster block whose routes authenticate (a node without the route credentials is
  * refused) and TLS for clients.
@@ -36,6 +37,7 @@ export function natsServerConfig(authority: StoredAuthority, options: ServerConf
     'resolver_preload: {',
     `  ${authority.system.publicKey}: ${quote(authority.system.jwt)}`,
     `  ${authority.account.publicKey}: ${quote(authority.account.jwt)}`,
+    `  ${authority.edgeAccount.publicKey}: ${quote(authority.edgeAccount.jwt)}`,
     '}',
   ];
   if (options.cluster) {

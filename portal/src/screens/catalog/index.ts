@@ -119,7 +119,7 @@ function ProductDetail({ api, sku }: { api: ProjectApi; sku: string }) {
     ${pricings.length
       ? html`<table>
           <thead><tr><th scope="col">${t('category')}</th><th scope="col">${t('tier')}</th><th scope="col" class="num">${t('from')}</th><th scope="col" class="num">${t('price')}</th></tr></thead>
-          <tbody>${pricings.flatMap((c) => c.prices.map((p) => html`<tr><td>${c.category}</td><td>${p.tier}</td><td class="num">${p.quantity}</td><td class="num">${f.money(Math.round(Number(p.price) * 100), p.currency)}</td></tr>`))}</tbody>
+          <tbody>${pricings.flatMap((c) => c.prices.map((p) => html`<tr><td>${c.category}</td><td>${p.tier}</td><td class="num">${p.quantity}</td><td class="num">${f.price(p.price, p.currency)}</td></tr>`))}</tbody>
         </table>`
       : prices.data
         ? html`<p>${t('noPrices')}</p>`

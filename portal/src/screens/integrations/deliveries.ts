@@ -19,6 +19,7 @@ interface Delivery {
 interface DeliveryPage {
   deliveries: Delivery[];
   pagination: Pagination;
+  links: { nextPage?: { href: string } };
 }
 
 const words = {
@@ -71,16 +72,29 @@ const ShortResponse = 60;
 /**
  * A webhook's delivery attempts, newest first, paged: when, which event, which attempt, the result in
  * words, how long it took and the start of the receiver's answer. Each event's newest attempt on the
- * page can be sent again (a new attempt, the same webhook-id).
+ * page can be sent again (a new attempt, the same webhook-id). The list pages by key: a page after
+ * the first is asked with the `after` its predecessor's links.nextPage carried, kept here per page
+ * so that going back asks the same page again (and new attempts never shift the pages after the first).
  */
 export function DeliveryList({ api, id, name, active, titleId }: { api: ProjectApi; id: string; name: string; active: boolean; titleId: string }) {
   const t = useWords(words);
   const f = useFormat();
   const names = useIntegrationNames();
   const [page, setPage] = useState(0);
+  // The `after` of each page known so far (the first page has none).
+  const [cursors, setCursors] = useState<string[]>(['']);
+  const after = cursors[page] ?? '';
   const [notice, setNotice] = useState('');
   const [error, setError] = useState<unknown>();
-  const list = useLoad((signal) => api.get<DeliveryPage>(`/integrations/${id}/deliveries?page=${page}&perPage=${PerPage}`, { signal }), [api, id, page]);
+  const list = useLoad(
+    (signal) => api.get<DeliveryPage>(`/integrations/${id}/deliveries?perPage=${PerPage}${page > 0 ? `&page=${page}&after=${encodeURIComponent(after)}` : ''}`, { signal }),
+    [api, id, page, after],
+  );
+  const nextHref = list.data?.links.nextPage?.href;
+  useEffect(() => {
+    const next = nextHref ? new URL(nextHref, window.location.origin).searchParams.get('after') : null;
+    if (next) setCursors((known) => (known[page + 1] === next ? known : [...known.slice(0, page + 1), next]));
+  }, [nextHref, page]);
   useEffect(() => {
     const timer = setInterval(list.reload, RefreshMs);
     return () => clearInterval(timer);
@@ -139,6 +153,9 @@ export function DeliveryList({ api, id, name, active, titleId }: { api: ProjectA
           </tbody>
         </table>`
       : null}
-    ${data ? html`<${Pager} page=${page} pages=${data.pagination.totalPages} label=${t('page', { page: page + 1, pages: data.pagination.totalPages })} onPage=${setPage} />` : null}
+    ${data
+      ? html`<${Pager} page=${page} pages=${data.links.nextPage && cursors[page + 1] ? Math.max(data.pagination.totalPages, page + 2) : page + 1}
+          label=${t('page', { page: page + 1, pages: data.pagination.totalPages })} onPage=${setPage} />`
+      : null}
   </section>`;
 }

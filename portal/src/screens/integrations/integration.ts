@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import type { ProjectApi } from '../../api.js';
 import { useFormat } from '../../format.js';
 import { useWords } from '../../i18n.js';
-import { ConfirmButton, ErrorMessage, useId } from '../../ui.js';
+import { ConfirmButton, ErrorMessage, useAction, useId } from '../../ui.js';
 import { DeliveryList } from './deliveries.js';
 import { useIntegrationNames, type CreatedIntegration, type Integration } from './names.js';
 import { OneTimeSecret } from './one-time-secret.js';
@@ -17,7 +17,8 @@ const words = {
     filter: 'Filter',
     filterAll: '{subject} (alle Ereignisse des Projekts)',
     consumer: 'Consumer',
-    inboxPrefix: 'Inbox-Präfix',
+    account: 'NATS-Konto',
+    reissue: 'Diese Zugangsdatei stammt aus der Zeit, bevor jede Integration ein eigenes NATS-Konto bekam, und verbindet nicht mehr. Erneuern Sie sie, um eine neue zu erhalten; der Consumer und seine Stelle bleiben.',
     created: 'Angelegt',
     rotateNats: 'Zugangsdatei erneuern',
     rotateNatsQuestion: 'Zugangsdatei von {name} erneuern?',
@@ -46,7 +47,8 @@ const words = {
     filter: 'Filter',
     filterAll: "{subject} (all of the project's events)",
     consumer: 'Consumer',
-    inboxPrefix: 'Inbox prefix',
+    account: 'NATS account',
+    reissue: 'This credentials file was issued before each integration had a NATS account of its own, and no longer connects. Rotate it to get a new one; the consumer and its place stay.',
     created: 'Created',
     rotateNats: 'Rotate credentials file',
     rotateNatsQuestion: 'Rotate the credentials file of {name}?',
@@ -80,21 +82,12 @@ export function IntegrationEntry({ api, integration: i, onChanged }: { api: Proj
   const names = useIntegrationNames();
   const [rotated, setRotated] = useState<CreatedIntegration | null>(null);
   const [deliveries, setDeliveries] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { error, run } = useAction(onChanged);
   const ids = { title: useId('integration'), deliveries: useId('deliveries') };
   const webhook = i.kind === 'webhook';
   const active = i.state === 'active';
   const forName = html`<span class="sr-only"> (${i.name})</span>`;
 
-  const run = (work: () => Promise<void>) => async () => {
-    setError(undefined);
-    try {
-      await work();
-    } catch (err) {
-      setError(err);
-    }
-    onChanged();
-  };
   const rotate = run(async () => setRotated(await api.send<CreatedIntegration>('POST', `/integrations/${i.id}/rotate`)));
   const setState = (state: 'active' | 'disabled') => run(() => api.send('PATCH', `/integrations/${i.id}`, { state }));
   const remove = run(() => api.send('DELETE', `/integrations/${i.id}`));
@@ -114,10 +107,11 @@ export function IntegrationEntry({ api, integration: i, onChanged }: { api: Proj
       ${i.nats
         ? html`<dt>${t('filter')}</dt><dd class="mono">${i.filter === '>' ? t('filterAll', { subject: i.nats.filterSubject }) : i.nats.filterSubject}</dd>
             <dt>${t('consumer')}</dt><dd class="mono">${i.nats.stream} / ${i.nats.consumer}</dd>
-            <dt>${t('inboxPrefix')}</dt><dd class="mono">${i.nats.inboxPrefix}</dd>`
+            ${i.nats.account ? html`<dt>${t('account')}</dt><dd class="mono">${i.nats.account}</dd>` : null}`
         : null}
       <dt>${t('created')}</dt><dd>${f.dateTime(i.createdAt)}</dd>
     </dl>
+    ${i.nats?.reissueRequired ? html`<p class="warning" role="status">${t('reissue')}</p>` : null}
     <div class="actions">
       <${ConfirmButton} label=${html`${t(rotating.label)}${forName}`} question=${t(rotating.question, { name: i.name })} text=${t(rotating.text)}
         yes=${t(rotating.yes)} no=${t('rotateNo')} onConfirm=${rotate} />

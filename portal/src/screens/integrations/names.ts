@@ -15,7 +15,7 @@ export interface Integration {
   disabledReason?: string;
   createdAt: string;
   filter?: string;
-  nats?: { stream: string; consumer: string; inboxPrefix: string; filterSubject: string };
+  nats?: { stream: string; consumer: string; inboxPrefix: string; filterSubject: string; account?: string; reissueRequired?: boolean };
   url?: string;
   /** null: every event type. */
   events?: string[] | null;
