@@ -12,8 +12,6 @@ import { projectRoot } from '../src/infra/project-root.js';
  * sources changed take turns, build once, and swap the new build in whole under a reader.
  */
 const root = projectRoot();
-// Sixteen npm processes and a build are slow on two busy cores (the suite runs three files at a time).
-t.setTimeout(300_000);
 
 function npmRun(cwd: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

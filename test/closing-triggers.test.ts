@@ -33,7 +33,22 @@ async function schedule(body: object): Promise<number> {
 }
 
 const minute = 60_000;
+const day = 24 * 60 * minute;
+/**
+ * The fire times a test ticks at lie in the next calendar year: always after the schedule is made
+ * (a schedule fires nothing before it existed), and in a known season (December is CET: 17:00 in
+ * Berlin is 16:00 UTC; the DST changes are March's and October's last Sundays).
+ */
+const year = new Date().getUTCFullYear() + 1;
+const iso = (ms: number) => new Date(ms).toISOString();
+const lastSunday = (month: number) => {
+  const last = Date.UTC(year, month + 1, 0);
+  return last - new Date(last).getUTCDay() * day;
+};
+const december = (date: number, hour: number, minutes = 0) => Date.UTC(year, 11, date, hour, minutes);
 const fireTimes = (claims: ClosingWork[]) => claims.map((w) => (w.type === 'trigger' ? w.fireAt : ''));
+/** The claims of one schedule: a tick claims what is due of every schedule, the other tests' too. */
+const claimsOf = (scheduleID: number, claims: ClosingWork[]) => claims.filter((w) => w.type === 'trigger' && w.scheduleID === scheduleID);
 
 /** Ticks every minute from `from` to `to` (inclusive); answers what each tick claimed, by tick time. */
 async function tickEveryMinute(tr: ScheduleTrigger, from: string, to: string): Promise<Array<[string, string[]]>> {
@@ -56,39 +71,45 @@ t.test('Europe/Berlin across both DST changes: 02:30 that does not exist fires a
   const id = await schedule({ shop: 'dst', days: ['Sunday'], hour: 2, minute: 30, location: 'Europe/Berlin', mode: 'includeUntilScheduled' });
   const tr = trigger();
   // The first tick catches up what passed since the schedule was made: one fire time, the latest.
-  t.same(fireTimes(await tr.tick(new Date('2027-03-27T12:00:00Z'))), ['2027-03-21T01:30:00.000Z'], 'catch-up: the Sunday before, 02:30 CET');
+  const spring = lastSunday(2); // midnight UTC of the Sunday clocks go from 02:00 CET to 03:00 CEST
+  const autumn = lastSunday(9); // and back from 03:00 CEST to 02:00 CET
+  const springFire = iso(spring + 60 * minute);
+  const autumnFire = iso(autumn + 30 * minute);
+  t.same(fireTimes(await tr.tick(new Date(spring - day + 12 * 60 * minute))), [iso(spring - 7 * day + 90 * minute)], 'catch-up: the Sunday before, 02:30 CET');
 
-  const spring = await tickEveryMinute(tr, '2027-03-27T23:00:00Z', '2027-03-28T03:00:00Z');
-  t.same(spring, [['2027-03-28T01:00:00.000Z', ['2027-03-28T01:00:00.000Z']]], 'spring forward: once, at 03:00 CEST (01:00 UTC)');
+  const springTicks = await tickEveryMinute(tr, iso(spring - 60 * minute), iso(spring + 3 * 60 * minute));
+  t.same(springTicks, [[springFire, [springFire]]], 'spring forward: once, at 03:00 CEST (01:00 UTC)');
 
-  t.same(fireTimes(await tr.tick(new Date('2027-10-30T12:00:00Z'))), ['2027-10-24T00:30:00.000Z'], 'catch-up to the Sunday before');
-  const autumn = await tickEveryMinute(tr, '2027-10-30T22:00:00Z', '2027-10-31T03:00:00Z');
-  t.same(autumn, [['2027-10-31T00:30:00.000Z', ['2027-10-31T00:30:00.000Z']]], 'fall back: once, at the first 02:30 (CEST, 00:30 UTC), not at the second');
+  t.same(fireTimes(await tr.tick(new Date(autumn - day + 12 * 60 * minute))), [iso(autumn - 7 * day + 30 * minute)], 'catch-up to the Sunday before');
+  const autumnTicks = await tickEveryMinute(tr, iso(autumn - 2 * 60 * minute), iso(autumn + 3 * 60 * minute));
+  t.same(autumnTicks, [[autumnFire, [autumnFire]]], 'fall back: once, at the first 02:30 (CEST, 00:30 UTC), not at the second');
 
   const rows = await closingsOf('dst', 4);
   t.same(
     rows.map((r) => r.trigger_key),
-    ['2027-03-21T01:30:00.000Z', '2027-03-28T01:00:00.000Z', '2027-10-24T00:30:00.000Z', '2027-10-31T00:30:00.000Z'].map((at) => `${id}:${at}`),
+    [iso(spring - 7 * day + 90 * minute), springFire, iso(autumn - 7 * day + 30 * minute), autumnFire].map((at) => `${id}:${at}`),
     'one closing per fire time, in order',
   );
   const closing = (await getClosing(svc, tokens.read, 'dst', 2)).body;
-  t.match(closing.origin, { type: 'schedule', scheduleID: id, scheduledAt: '2027-03-28T01:00:00.000Z' });
-  t.equal(closing.cutOffAt, '2027-03-28T01:00:00.000Z', 'includeUntilScheduled: cut off at the scheduled time');
+  t.match(closing.origin, { type: 'schedule', scheduleID: id, scheduledAt: springFire });
+  t.equal(closing.cutOffAt, springFire, 'includeUntilScheduled: cut off at the scheduled time');
 });
 
 t.test('after a downtime the next tick makes one closing for everything missed, and repeated ticks make none', async (t) => {
   const id = await schedule({ shop: 'late', days: ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'], hour: 17, minute: 0, location: 'Europe/Berlin', mode: 'includeUntilScheduled' });
   const tr = trigger();
   const first = await checkoutIn(svc, fx, 'late', 'successful');
-  t.same(fireTimes(await tr.tick(new Date('2026-12-01T16:05:00Z'))), ['2026-12-01T16:00:00.000Z']);
+  const firstFire = iso(december(1, 16));
+  const lastFire = iso(december(4, 16));
+  t.same(fireTimes(claimsOf(id, await tr.tick(new Date(december(1, 16, 5))))), [firstFire]);
   await closingsOf('late', 1);
   const missed = [await checkoutIn(svc, fx, 'late', 'successful'), await checkoutIn(svc, fx, 'late', 'successful')];
   // Every worker was down from Dec 1 to Dec 4: three fire times passed.
-  t.same(fireTimes(await tr.tick(new Date('2026-12-04T18:00:00Z'))), ['2026-12-04T16:00:00.000Z'], 'one trigger, for the latest fire time');
-  t.same(await tr.tick(new Date('2026-12-04T18:00:00Z')), [], 'the same tick again claims nothing');
-  t.same(await tr.tick(new Date('2026-12-04T18:01:00Z')), [], 'nor does the next minute');
+  t.same(fireTimes(claimsOf(id, await tr.tick(new Date(december(4, 18))))), [lastFire], 'one trigger, for the latest fire time');
+  t.same(claimsOf(id, await tr.tick(new Date(december(4, 18)))), [], 'the same tick again claims nothing');
+  t.same(claimsOf(id, await tr.tick(new Date(december(4, 18, 1)))), [], 'nor does the next minute');
   const rows = await closingsOf('late', 2);
-  t.same(rows.map((r) => r.trigger_key), [`${id}:2026-12-01T16:00:00.000Z`, `${id}:2026-12-04T16:00:00.000Z`]);
+  t.same(rows.map((r) => r.trigger_key), [`${id}:${firstFire}`, `${id}:${lastFire}`]);
   t.same((await getClosing(svc, tokens.read, 'late', 1)).body.orders.map((o: any) => o.id), [first]);
   t.same((await getClosing(svc, tokens.read, 'late', 2)).body.orders.map((o: any) => o.id), missed, 'the second closing covers what was missed');
   const n = (await svc.sql<{ n: number }[]>`select count(*)::int as n from closing_triggers where schedule_id = ${id}`)[0]!.n;
@@ -96,22 +117,22 @@ t.test('after a downtime the next tick makes one closing for everything missed, 
 });
 
 t.test('three worker sides ticking at once close each fire time exactly once', async (t) => {
-  await startMoreWorkers(t, svc);
-  await startMoreWorkers(t, svc);
+  // Their own schedulers stay off: they would tick with the real clock beside the test's triggers.
+  await startMoreWorkers(t, svc, { CLOSING_SCHEDULER_ENABLED: 'false' });
+  await startMoreWorkers(t, svc, { CLOSING_SCHEDULER_ENABLED: 'false' });
   const id = await schedule({ shop: 'many', days: ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'], hour: 22, minute: 0, location: 'Europe/Berlin' });
   const triggers = [trigger(), trigger(), trigger()];
   const claimed: string[] = [];
-  for (let day = 1; day <= 6; day++) {
+  for (let date = 1; date <= 6; date++) {
     await checkoutIn(svc, fx, 'many', 'successful');
-    const at = new Date(Date.UTC(2026, 11, day, 21, 0, 30));
-    // Other schedules of the project may be due too: look at this one's claims.
-    const ofThis = (claims: ClosingWork[][]) => claims.flat().filter((w) => w.type === 'trigger' && w.scheduleID === id);
+    const at = new Date(december(date, 21) + 30_000);
+    const ofThis = (claims: ClosingWork[][]) => claimsOf(id, claims.flat());
     const results = ofThis(await Promise.all(triggers.map((tr) => tr.tick(at))));
-    t.equal(results.length, 1, `day ${day}: one side claimed the fire time`);
+    t.equal(results.length, 1, `day ${date}: one side claimed the fire time`);
     claimed.push(...fireTimes(results));
     // Everyone ticks the next minute too; nothing is due.
     t.same(ofThis(await Promise.all(triggers.map((tr) => tr.tick(new Date(at.getTime() + minute))))), []);
-    await closingsOf('many', day);
+    await closingsOf('many', date);
   }
   const rows = await closingsOf('many', 6);
   t.same(rows.map((r) => r.trigger_key), claimed.map((at) => `${id}:${at}`), 'one closing per fire time');

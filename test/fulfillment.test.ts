@@ -12,7 +12,7 @@ import { startMoreWorkers, startTestService, TestProject } from './support/servi
  */
 const service = await startFulfillmentService(t);
 const svc = await startTestService(t, {
-  env: { FULFILLMENT_URL: service.url, FULFILLMENT_TOKEN: 'service-token-1', FULFILLMENT_TIMEOUT_MS: '800' },
+  env: { FULFILLMENT_URL: service.url, FULFILLMENT_TOKEN: 'service-token-1', FULFILLMENT_TIMEOUT_MS: '4000' },
 });
 const p = `/${TestProject}`;
 const admin = await svc.token(['productsWrite', 'pricingWrite', 'shopsWrite', 'projectsWrite']);
@@ -155,9 +155,9 @@ t.test('tries a call again after 503s (honouring Retry-After) and a timeout, wit
   const slow = await startProcess([{ id: 'timeout', sku: 'COLA', amount: 1 }]);
   const g = slow.fulfillments[0];
   await inState(g.id, 'allocated');
-  service.behave((call) => (call.body.lineItems[0]?.id === 'timeout' && call.method === 'PUT' && call.attempt === 1 ? { status: 201, body: { state: 'processed' }, delayMs: 1500 } : undefined));
+  service.behave((call) => (call.body.lineItems[0]?.id === 'timeout' && call.method === 'PUT' && call.attempt === 1 ? { status: 201, body: { state: 'processed' }, delayMs: 5000 } : undefined));
   await pay(slow.id);
-  await inState(g.id, 'processed', 12_000);
+  await inState(g.id, 'processed', 20_000);
   t.equal(service.callsFor(g.id).filter((c) => c.method === 'PUT').length, 2, 'the platform gave up waiting and asked again');
   t.equal(service.effective(g.id, 'processing'), 1, 'the service applied it once (Idempotency-Key)');
 });

@@ -4,7 +4,7 @@ import t from 'tap';
 import { portalUser } from './support/browser.js';
 import { p } from './support/checkout.js';
 import { eventually } from './support/closing.js';
-import { startTestService, TestProject } from './support/service.js';
+import { PasswordHashingEnv, startTestService, TestProject } from './support/service.js';
 
 /**
  * The live event streams (`GET /{project}/checkout/events`, behind the portal's Supervision screen)
@@ -16,7 +16,7 @@ const PerToken = 2;
 const PerProject = 3;
 const BufferBytes = 256 * 1024;
 const svc = await startTestService(t, {
-  env: { LIVE_STREAMS_PER_TOKEN: String(PerToken), LIVE_STREAMS_PER_PROJECT: String(PerProject), LIVE_STREAM_BUFFER_BYTES: String(BufferBytes) },
+  env: { ...PasswordHashingEnv, LIVE_STREAMS_PER_TOKEN: String(PerToken), LIVE_STREAMS_PER_PROJECT: String(PerProject), LIVE_STREAM_BUFFER_BYTES: String(BufferBytes) },
 });
 const url = new URL(svc.url);
 

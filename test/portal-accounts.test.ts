@@ -5,7 +5,7 @@ import t from 'tap';
 import { projectRoot } from '../src/infra/project-root.js';
 import { p } from './support/checkout.js';
 import { hashPassword } from '../actors/pos-credentials/password.js';
-import { TestProject, TestSecret, startMoreEdge, startTestService } from './support/service.js';
+import { PasswordHashingEnv, startMoreEdge, startTestService, TestProject, TestSecret } from './support/service.js';
 
 /**
  * Portal accounts and sessions over HTTP: the CLI makes the first owner, a one-time password only
@@ -13,10 +13,7 @@ import { TestProject, TestSecret, startMoreEdge, startTestService } from './supp
  * role's permissions, for its project only), writes with it need the edge's Origin, five failed
  * sign-ins lock an account for 15 minutes, sessions end by sign-out, expiry and deletion.
  */
-// Every password here is hashed and verified at N = 2^17 (0.3 s of a core each, four per account
-// made with a chosen password): on two cores busy with the rest of the suite the file outlasts the default.
-t.setTimeout(300_000);
-const svc = await startTestService(t);
+const svc = await startTestService(t, { env: PasswordHashingEnv });
 const admin = await svc.token(['projectsWrite']);
 const origin = new URL(svc.url).origin;
 const run = promisify(execFile);
@@ -232,7 +229,7 @@ t.test('wrong current passwords of a password change count as failed sign-ins: f
 
 t.test('the session cookie is Secure whenever PUBLIC_BASE_URL is https, also when a TLS proxy speaks plain http to the edge', async (t) => {
   await accountWithPassword('proxied@example.com', 'backoffice', 'a-proxied-password');
-  const edge = await startMoreEdge(t, svc, { PUBLIC_BASE_URL: 'https://checkout.example.com' });
+  const edge = await startMoreEdge(t, svc, { ...PasswordHashingEnv, PUBLIC_BASE_URL: 'https://checkout.example.com' });
   const res = await edge.request('POST', '/portal/api/session', { body: { project: TestProject, email: 'proxied@example.com', password: 'a-proxied-password' } });
   t.equal(res.status, 200, res.text);
   t.match(res.headers.get('set-cookie'), /^portal_session=[A-Za-z0-9_-]+; .*; Secure$/, 'Secure over plain http');

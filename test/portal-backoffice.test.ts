@@ -2,7 +2,7 @@ import { PNG } from 'pngjs';
 import t from 'tap';
 import { appears, assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, settled, signInThroughPortal, Viewports } from './support/browser.js';
 import { p, seedCheckout } from './support/checkout.js';
-import { startTestService } from './support/service.js';
+import { PasswordHashingEnv, startTestService } from './support/service.js';
 
 /**
  * The back office in Chromium: a German Excel export (Windows-1252) with bad lines imported (each
@@ -11,7 +11,7 @@ import { startTestService } from './support/service.js';
  * tried on a cart and activated.
  */
 if (chromiumPresent(t)) {
-  const svc = await startTestService(t);
+  const svc = await startTestService(t, { env: PasswordHashingEnv });
   await seedCheckout(svc);
   const browser = await launchBrowser(t);
   const backoffice = await portalUser(svc, 'backoffice');

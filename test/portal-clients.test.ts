@@ -3,7 +3,7 @@ import t from 'tap';
 import { appears, assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, screenshot, signInThroughPortal, Viewports } from './support/browser.js';
 import { startAppSdk } from './support/app-sdk.js';
 import { p } from './support/checkout.js';
-import { startTestService } from './support/service.js';
+import { PasswordHashingEnv, startTestService } from './support/service.js';
 
 /**
  * The owner's Clients screen ("Apps & Dienste") in Chromium: an app and a service client are made, each
@@ -13,7 +13,7 @@ import { startTestService } from './support/service.js';
  * deletion asks first; how many app users an app has; only owners see the screen; English on a phone.
  */
 if (chromiumPresent(t)) {
-  const svc = await startTestService(t);
+  const svc = await startTestService(t, { env: PasswordHashingEnv });
   const browser = await launchBrowser(t);
   const owner = await portalUser(svc, 'owner');
   const { context, page } = await newPortalPage(browser, svc);

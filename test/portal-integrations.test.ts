@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { appears, assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, screenshot, settled, signInThroughPortal, Viewports } from './support/browser.js';
 import { p, patchPos, seedCheckout } from './support/checkout.js';
-import { startTestService, TestProject } from './support/service.js';
+import { PasswordHashingEnv, startTestService, TestProject } from './support/service.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 /**
@@ -19,7 +19,7 @@ import { startWebhookReceiver } from './support/webhook-receiver.js';
 if (chromiumPresent(t)) {
   const receiver = await startWebhookReceiver(t);
   const svc = await startTestService(t, {
-    env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: '400,800', WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_TIMEOUT_MS: '700' },
+    env: { ...PasswordHashingEnv, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: '400,800', WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_TIMEOUT_MS: '700' },
   });
   const fx = await seedCheckout(svc);
   const browser = await launchBrowser(t);

@@ -5,7 +5,7 @@ import t from 'tap';
 import { assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, screenshot, signInThroughPortal, Viewports } from './support/browser.js';
 import { p, seedCheckout } from './support/checkout.js';
 import { insertOrder, orderDocument } from './support/closing.js';
-import { startTestService } from './support/service.js';
+import { PasswordHashingEnv, startTestService } from './support/service.js';
 
 /**
  * The portal's Orders and Closings in Chromium, as the accounting role uses them: an order found by
@@ -13,7 +13,7 @@ import { startTestService } from './support/service.js';
  * and its DSFinV-K zip downloaded; a closing schedule whose error is shown at its field, deleted only after asking.
  */
 if (chromiumPresent(t)) {
-  const svc = await startTestService(t);
+  const svc = await startTestService(t, { env: PasswordHashingEnv });
   const fx = await seedCheckout(svc);
   await fx.processIn('successful');
   await fx.processIn('successful', { items: [{ sku: 'BREAD', amount: 1 }, { sku: 'WATER', amount: 1 }] });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, screenshot, signInThroughPortal, Viewports } from './support/browser.js';
 import { p, seedCheckout } from './support/checkout.js';
-import { startTestService, TestProject } from './support/service.js';
+import { PasswordHashingEnv, startTestService, TestProject } from './support/service.js';
 
 /**
  * An owner's screens in Chromium: Today (sales per shop and the last 14 days from the orders API),
@@ -11,7 +11,7 @@ import { startTestService, TestProject } from './support/service.js';
  * new one in the account's row; deleting asks first).
  */
 if (chromiumPresent(t)) {
-  const svc = await startTestService(t);
+  const svc = await startTestService(t, { env: PasswordHashingEnv });
   const fx = await seedCheckout(svc);
   await fx.processIn('successful');
   await fx.processIn('successful', { items: [{ sku: 'BREAD', amount: 2 }] });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { appears, assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, screenshot, signInThroughPortal, Viewports } from './support/browser.js';
 import { finishPayment, seedCheckout } from './support/checkout.js';
-import { startTestService, TestProject } from './support/service.js';
+import { PasswordHashingEnv, startTestService, TestProject } from './support/service.js';
 
 /**
  * The portal in Chromium: signing in and out, the lockout as a person sees it, the language switch,
@@ -10,7 +10,7 @@ import { startTestService, TestProject } from './support/service.js';
  * refusing a purchase asks first; the shop picker ignores a change to the shop already chosen.
  */
 if (chromiumPresent(t)) {
-  const svc = await startTestService(t);
+  const svc = await startTestService(t, { env: PasswordHashingEnv });
   const fx = await seedCheckout(svc);
   const browser = await launchBrowser(t);
   const supervisor = await portalUser(svc, 'supervisor');

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import t, { type Test } from 'tap';
 import { EventPayloads, EventStream, type EventDomain } from '../subjects/events.js';
@@ -179,6 +180,8 @@ t.test('a refused move publishes nothing and leaves the outbox empty', async (t)
 
   const done = await created();
   t.equal((await patch(done, fx.tokens.customer, { aborted: true })).status, 200);
+  // The abort's TSE job publishes order.fiscalized a while after the abort's own events.
+  for (const deadline = Date.now() + 20_000; !stream.of(done).some((e) => e.event === 'fiscalized') && Date.now() < deadline; ) await sleep(50);
   await stream.settle();
   const afterAbort = (await jsm.streams.info(EventStream.name)).state.last_seq;
   const late = [

@@ -107,8 +107,9 @@ t.test('the hourly sweep is claimed once and deletes what is older than the days
          + (select count(*) from webhook_messages where integration_id = ${hook.id} and last_attempt_at < now() - interval '30 days') as n`;
   t.ok(Number(old[0]!.n) > 10, 'there is something to sweep');
   const young = (await expected()).length - Number(old[0]!.n);
-  const hour = new Date();
-  hour.setUTCMinutes(0, 0, 0);
+  // An hour the service's own hourly tick (at :07) never claims: a run across hh:07 would find this
+  // hour taken. The sweep deletes by the days kept back from now, whichever hour it is for.
+  const hour = new Date('2001-01-01T07:00:00Z');
   // Two worker processes ticking at the same hour: one claim.
   const claims = await Promise.all([claimSweep(svc.sql, hour, webhookLogSweepJob(hour)), claimSweep(svc.sql, hour, webhookLogSweepJob(hour))]);
   t.same(claims.sort(), [false, true], 'the hour is claimed once');
