@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { unzipSync } from 'fflate';
 import type { Page } from 'playwright-core';
 import t from 'tap';
-import { assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalUser, screenshot, signInThroughPortal, Viewports } from './support/browser.js';
+import { assertAccessible, assertFitsWidth, chromiumPresent, launchBrowser, newPortalPage, portalDate, portalUser, screenshot, signInThroughPortal, Viewports } from './support/browser.js';
 import { p, seedCheckout } from './support/checkout.js';
 import { insertOrder, orderDocument } from './support/closing.js';
 import { PasswordHashingEnv, startTestService } from './support/service.js';
@@ -33,11 +33,7 @@ if (chromiumPresent(t)) {
     return { name: download.suggestedFilename(), bytes: await readFile((await download.path())!) };
   };
   /** A day from today as the portal writes it: German (27.11.2026) or US English (11/27/2026). */
-  const day = (offsetDays: number, form: 'de' | 'en-US' = 'de') => {
-    const d = new Date(Date.now() + offsetDays * 86_400_000);
-    const [dd, mm, yyyy] = [String(d.getDate()).padStart(2, '0'), String(d.getMonth() + 1).padStart(2, '0'), String(d.getFullYear())];
-    return form === 'de' ? `${dd}.${mm}.${yyyy}` : `${mm}/${dd}/${yyyy}`;
-  };
+  const day = (offsetDays: number, form: 'de' | 'en-US' = 'de') => portalDate(new Date(Date.now() + offsetDays * 86_400_000), form);
 
   t.test('finds an order by its date and opens its receipt in the page and as a download', async (t) => {
     t.equal(await page.getByRole('link', { name: 'Heute' }).getAttribute('aria-current'), 'page', 'accounting starts at Today');

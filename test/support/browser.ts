@@ -34,11 +34,29 @@ export async function launchBrowser(t: Test): Promise<Browser> {
   return browser;
 }
 
-/** A browser profile of its own (its own cookies), German unless told otherwise. */
+/**
+ * The time zone the test's browsers live in: one where it is about noon when the file starts
+ * (Etc/GMT-N is N hours east of UTC), so that the portal's "today", which it takes from the
+ * browser's clock and zone, is the same day for the whole file, whenever CI runs it. Without DST.
+ */
+export const NoonZone = ((): string => {
+  const east = 12 - new Date().getUTCHours();
+  return east === 0 ? 'Etc/UTC' : `Etc/GMT${east > 0 ? '-' : '+'}${Math.abs(east)}`;
+})();
+
+/** The date of `at` in the browsers' zone (NoonZone), as the portal writes it in German or US English. */
+export function portalDate(at: Date, form: 'de' | 'en-US' = 'de'): string {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone: NoonZone, day: '2-digit', month: '2-digit', year: 'numeric' }).formatToParts(at);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((x) => x.type === type)!.value;
+  return form === 'de' ? `${part('day')}.${part('month')}.${part('year')}` : `${part('month')}/${part('day')}/${part('year')}`;
+}
+
+/** A browser profile of its own (its own cookies), German unless told otherwise, in NoonZone. */
 export async function newPortalPage(browser: Browser, svc: TestService, options: { locale?: string; viewport?: { width: number; height: number } } = {}): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({
     baseURL: svc.url,
     locale: options.locale ?? 'de-DE',
+    timezoneId: NoonZone,
     viewport: options.viewport ?? Viewports.desktop,
     acceptDownloads: true,
   });
