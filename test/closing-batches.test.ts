@@ -156,14 +156,19 @@ t.test('two triggers ticking the same batch time claim it once, and a batch deli
     body: { ...base, shop: 'b2', appendBatchEvery: '1h', batchFormats: ['aggregated_receipts'] },
   });
   t.equal(created.status, 201, created.text);
+  // The running services tick every second: the schedule's batches are taken up to the next full
+  // hour, so that their ticks claim nothing while the test runs, even across that hour. The test's two
+  // sides tick at once in the middle of the hour after it.
+  const hourMs = 3_600_000;
+  const nextHour = Math.floor(Date.now() / hourMs) * hourMs + hourMs;
+  await svc.sql`update closing_schedules set batched_until = ${new Date(nextHour)} where id = ${created.body.id}`;
   const sold = [await checkoutIn(svc, fx, 'b2', 'successful'), await checkoutIn(svc, fx, 'b2', 'successful')];
   const triggers = [0, 1].map(() => {
     const sql = postgres(svc.databaseUrl, { max: 2, onnotice: () => {} });
     t.teardown(() => sql.end());
     return createBatchTrigger({ sql, log: createLogger({ level: 'silent' }) });
   });
-  // An hour from now (the running services' own ticks are not there yet): both sides tick at once.
-  const at = new Date(Date.now() + 3_600_000);
+  const at = new Date(nextHour + 1.5 * hourMs);
   const ofThis = (claims: ClosingWork[][]) => claims.flat().filter((w) => w.type === 'batch' && w.scheduleID === created.body.id);
   const claimed = ofThis(await Promise.all(triggers.map((tr) => tr.tick(at))));
   t.equal(claimed.length, 1, 'one side claimed the batch time');
